@@ -220,7 +220,7 @@ replan:;
     if (c->opt.policy == CG_COST_BASED) cg_machine_ctx(c, &mc);
     /* compressed inputs: the cost of a decompressed cell (cost.c) */
     for (int i = 0; i < d->n && c->opt.policy == CG_COST_BASED && !mc.cla_dec; i++)
-        if (d->hops[i]->dt == DT_MATRIX && d->hops[i]->cbytes > 0) {
+        if (d->hops[i]->dt == DT_MATRIX && (d->hops[i]->cbytes > 0 || (d->hops[i]->cbytes == -1 && d->hops[i]->cest > 0))) {
             ClaMachine cw;
             cg_cla_machine_ctx(c, &cw);
             mc.cla_dec = cw.dec_w;

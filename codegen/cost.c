@@ -665,11 +665,20 @@ static double cells(const Hop *h)
     return (double)h->rows * (double)h->cols;
 }
 
+/* The compressed bytes of h: known (a value at recompilation, a
+ * braid-binary .mtd), or a read() the run time compresses estimated
+ * from a sample of its file (Hop.cest, docs/cla.md "Estimated at
+ * compile time"); 0: not compressed, or not known. */
+static double cbytes(const Hop *h)
+{
+    return h->cbytes > 0 ? h->cbytes : h->cbytes == -1 && h->cest > 0 ? h->cest : 0;
+}
+
 static double bytes(const Hop *h)
 {
     if (!h) return 0;
     if (h->dt != DT_MATRIX) return 8;
-    if (h->cbytes > 0) return h->cbytes;   /* a compressed value is read compressed */
+    if (cbytes(h) > 0) return cbytes(h);   /* a compressed value is read compressed */
     /* the expected size: a variable's real bytes at recompilation, else
      * the sizes' estimate (h->mem is the worst case, for memory) */
     if (h->rows < 0 || h->cols < 0) return 8 * cells(h);
@@ -686,7 +695,7 @@ static double sparsity(const Hop *h)
 
 /* ---- compressed inputs (docs/cla.md, "Cost model") ---- */
 
-static bool cmp_hop(const Hop *h) { return h && h->dt == DT_MATRIX && h->cbytes > 0; }
+static bool cmp_hop(const Hop *h) { return h && h->dt == DT_MATRIX && cbytes(h) > 0; }
 
 /* The column groups of the compressed h, whose entries a row crosses: a
  * product over the groups or a tuple sum does a lookup per row and group
@@ -699,7 +708,7 @@ static double cla_lookups(const Hop *h)
 {
     if (h->cgroups > 0) return h->cgroups;
     if (h->rows <= 0 || h->cols <= 0) return 1;
-    return fmin(fmax(h->cbytes / (double)h->rows, 1), (double)h->cols);
+    return fmin(fmax(cbytes(h) / (double)h->rows, 1), (double)h->cols);
 }
 
 /* Does the Row skeleton look up the compressed main input X's products
@@ -1184,7 +1193,7 @@ static void cell_cla(const CostCtx *x, const CVec *v, double *cscale, double *de
         if (!h || h->dt != DT_MATRIX) continue;
         if (cmp_hop(h)) {
             nc++;
-            r = fmin(r, h->cbytes / (8 * cells(h)));
+            r = fmin(r, cbytes(h) / (8 * cells(h)));
             *dec += dec_time(x->mc, cells(h));
         } else if (h->rows != 1) other = true;
     }

@@ -461,7 +461,8 @@ static void sig_hop_sizes(Sig *s, const Hop *h)
     sig_add(s, bucket((double)h->cols));
     sig_add(s, bucket((double)h->nnz));
     sig_add(s, bucket(h->mem));
-    sig_add(s, bucket(h->cbytes > 0 ? h->cbytes : 0));   /* compressed: cost.c prices it apart */
+    /* compressed (known, or a read's estimate): cost.c prices it apart */
+    sig_add(s, bucket(h->cbytes > 0 ? h->cbytes : h->cbytes == -1 && h->cest > 0 ? h->cest : 0));
 }
 
 /* The GPU mode and, with the device on, the device profile (their

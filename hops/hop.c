@@ -701,15 +701,22 @@ void hop_infer(Hop *h)
     /* a matrix held compressed (docs/cla.md "Larger than the budget"):
      * its known compressed bytes (a braid-binary file's .mtd, a value at
      * recompilation); a read() the run time compresses (cbytes -1) has
-     * bytes unknown until then, at least a byte a row of its one group:
-     * placed locally, the read checks them against the budget (no MPI;
-     * under mpirun the uncompressed size decides, as before) */
+     * bytes unknown until then: estimated from a sample of the file
+     * (cest, "Estimated at compile time"; at least cest /
+     * HOP_CEST_FACTOR), else at least a byte a row of its one group:
+     * placed locally unless that passes the budget, the read checks the
+     * bytes against the budget (no MPI; under mpirun the uncompressed
+     * size decides, as before) */
     if (h->dt == DT_MATRIX && h->cbytes > 0) {
         h->mem = h->mem < 0 ? h->cbytes : BR_MIN(h->mem, h->cbytes);
         h->memlb = BR_MIN(h->memlb, h->mem);
     } else if (h->dt == DT_MATRIX && h->cbytes == -1 && h->kind == H_BUILTIN && h->bi == BI_READ && known(h) &&
-               !dist_active())
-        h->memlb = BR_MIN(h->memlb, (double)h->rows + 64 * (double)h->cols);
+               !dist_active()) {
+        if (h->cest > 0) {
+            h->mem = h->mem < 0 ? h->cest : BR_MIN(h->mem, h->cest);
+            h->memlb = BR_MIN(h->memlb, h->cest / HOP_CEST_FACTOR);
+        } else h->memlb = BR_MIN(h->memlb, (double)h->rows + 64 * (double)h->cols);
+    }
     /* distributed (an error, for now) only when the operation surely
      * exceeds the budget; otherwise its kernels allocate what the data
      * need and fail cleanly when that cannot be had */

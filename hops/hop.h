@@ -104,7 +104,12 @@ struct Hop {
                                   pays (HopDag.cla_maybe); 0 */
     double cgroups;            /* with cbytes > 0 at dynamic recompilation:
                                   its column groups (0: not known; cost.c
-                                  estimates them from cbytes) */
+                                  estimates them from cbytes); with cest,
+                                  the planned groups of the sample */
+    double cest;               /* a read() with cbytes -1: its compressed
+                                  bytes estimated at compile time from a
+                                  sample of the file (docs/cla.md
+                                  "Estimated at compile time"); 0: none */
     const struct ClaLook *clook; /* and its groups as the Row skeleton's
                                   lookup rule reads them (kernels/cla.h,
                                   in the DAG's arena; NULL: not known) */
@@ -115,6 +120,12 @@ struct Hop {
 
 /* A DAG: the HOPs of one basic block (or predicate), its roots in
  * statement order, and the variables it writes (transient writes). */
+/* The factor within which a compile-time estimate of a read's
+ * compressed bytes (Hop.cest) is taken to hold: its lower bound is
+ * cest / HOP_CEST_FACTOR (test_cla's check_est_file checks the factor
+ * over generated files). */
+#define HOP_CEST_FACTOR 2.0
+
 typedef struct HopDag {
     Arena *arena;
     Hop **hops; int n, cap;        /* all HOPs, creation order */

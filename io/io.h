@@ -291,6 +291,10 @@ typedef struct IoShare {
 int io_share_load(const char *path, int k, int n, IoShare *s, BrErr *e);
 /* The same over the bytes from byte from on (an mm file's entries). */
 int io_share_load_from(const char *path, int64_t from, int k, int n, IoShare *s, BrErr *e);
+/* The same, only the lines that begin in the share's first cap bytes
+ * (cap < 0: all): a sample of the file at share k (runtime/cla_rt.c's
+ * compile-time estimate of a read's compressed size). */
+int io_share_load_cap(const char *path, int64_t from, int k, int n, int64_t cap, IoShare *s, BrErr *e);
 void io_share_free(IoShare *s);
 /* csv: the fields of the share's first data line (-1: none) and, for
  * the first share with a header, of the header (-1 otherwise). */

@@ -153,6 +153,11 @@ int io_share_load(const char *path, int k, int n, IoShare *s, BrErr *e)
 
 int io_share_load_from(const char *path, int64_t from, int k, int n, IoShare *s, BrErr *e)
 {
+    return io_share_load_cap(path, from, k, n, -1, s, e);
+}
+
+int io_share_load_cap(const char *path, int64_t from, int k, int n, int64_t cap, IoShare *s, BrErr *e)
+{
     *s = (IoShare){0};
     Seq q;
     if (seq_open(path, &q, e)) { seq_free(&q); return e->code; }
@@ -160,6 +165,7 @@ int io_share_load_from(const char *path, int64_t from, int k, int n, IoShare *s,
     int64_t span = q.total - from;
     int64_t lo = from + (int64_t)((double)span * k / n), hi = from + (int64_t)((double)span * (k + 1) / n);
     if (k == n - 1) hi = q.total;
+    if (cap >= 0 && hi - lo > cap) hi = lo + cap;   /* a sample: the lines starting in its first cap bytes */
     /* lines starting in [lo, hi): from the first line start >= lo to the
      * first line start >= hi */
     int64_t a = from, b = q.total;

@@ -669,8 +669,10 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
     memset(p, 0, sizeof *p);
     p->unc_group = -1;
     int64_t n = x->rows, m = x->cols;
-    PCtx c = {.n = n};
-    int64_t want = o->sample > 0 ? o->sample : (n / 20 > 2000 ? n / 20 : 2000);
+    /* a sample of a larger matrix (pop_rows): every row of x is sampled
+     * and the estimates are of pop_rows rows */
+    PCtx c = {.n = o->pop_rows > n ? o->pop_rows : n};
+    int64_t want = o->pop_rows > n ? n : o->sample > 0 ? o->sample : (n / 20 > 2000 ? n / 20 : 2000);
     if (want > 50000) want = 50000;
     c.ns = want < n ? want : n;
     int64_t *rows = sample_rows(n, c.ns);
@@ -1438,6 +1440,62 @@ ClaGroup *cla_group_rows(const ClaGroup *g, int64_t rl, int64_t ru, BrErr *e)
     return r;
 }
 
+/* Which uncompressed columns (unc[j], nz[j] non-zeros of n rows) form
+ * a sparse UNC group apart (sp[j]): those under the sparsity turn point,
+ * when as one group they are sparse by the block rule and there are
+ * other columns (else none: one group, as before). Returns their count. */
+static int unc_sparse_cols(int64_t n, int64_t m, const bool *unc, const int64_t *nz, bool *sp)
+{
+    int nsp = 0, nu = 0;
+    int64_t z = 0;
+    for (int64_t j = 0; j < m; j++) {
+        sp[j] = unc[j] && (double)nz[j] < MB_SPARSITY_TURN_POINT * (double)n;
+        nu += unc[j];
+        nsp += sp[j];
+        z += sp[j] ? nz[j] : 0;
+    }
+    if (nsp == 0 || nsp == nu || !mb_should_be_sparse(n, nsp, z)) {
+        memset(sp, 0, (size_t)m * sizeof(bool));
+        nsp = 0;
+    }
+    return nsp;
+}
+
+/* The uncompressed columns of x (unc[j]) into cols: those of the sparse
+ * group (unc_sparse_cols) first, then the others, each ascending;
+ * returns the sparse group's count, *nu all. Kept apart, sparse columns
+ * beside dense ones are stored sparse (docs/cla.md "Uncompressed
+ * columns"); before, one UNC group held them all, dense when the dense
+ * columns made it so. */
+static int unc_split(const MB *x, const bool *unc, int32_t *cols, int *nu)
+{
+    int64_t m = x->cols, n = x->rows;
+    int64_t *nz = br_calloc((size_t)m + 1, sizeof(int64_t));
+    bool *sp = br_calloc((size_t)m + 1, sizeof(bool));
+    int nsp = 0, q = 0;
+    *nu = 0;
+    for (int64_t j = 0; j < m; j++) *nu += unc[j];
+    if (!nz || !sp) {   /* no memory for the counts: one group, as before */
+        for (int64_t j = 0; j < m; j++)
+            if (unc[j]) cols[q++] = (int32_t)j;
+        free(nz);
+        free(sp);
+        return 0;
+    }
+    if (x->sparse)
+        for (int64_t k = 0; k < x->rp[n]; k++) nz[x->ci[k]]++;
+    else
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < m; j++) nz[j] += unc[j] && x->d[i * m + j] != 0;
+    nsp = unc_sparse_cols(n, m, unc, nz, sp);
+    for (int pass = 0; pass < 2; pass++)
+        for (int64_t j = 0; j < m; j++)
+            if (unc[j] && sp[j] == (pass == 0)) cols[q++] = (int32_t)j;
+    free(nz);
+    free(sp);
+    return nsp;
+}
+
 /* One UNC group of the columns cols[0..nc) of x. */
 static ClaGroup *unc_group(const MB *x, const int32_t *cols, int nc, BrErr *e)
 {
@@ -1641,17 +1699,21 @@ MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e)
     if (ok) {
         for (int k = 0; k < p.ngroups; k++)
             if (gs[k]) gs[ng++] = gs[k];
-        int nu = 0;
-        for (int64_t j = 0; j < x->cols; j++)
-            if (unc[j]) p.cols[nu++] = (int32_t)j;   /* the plan's columns are no longer needed */
-        if (nu && !(gs[ng++] = unc_group(x, p.cols, nu, e))) ok = false;
+        for (int k = ng; k < p.ngroups + 2; k++) gs[k] = NULL;   /* moved: released once on an error */
+        /* the plan's columns are no longer needed: the uncompressed ones,
+         * sparse columns apart from dense ones where there are both */
+        int nu = 0, nsp = unc_split(x, unc, p.cols, &nu);
+        if (nsp > 0 && nsp < nu) {
+            if (!(gs[ng++] = unc_group(x, p.cols, nsp, e))) ok = false;
+            else if (!(gs[ng++] = unc_group(x, p.cols + nsp, nu - nsp, e))) ok = false;
+        } else if (nu && !(gs[ng++] = unc_group(x, p.cols, nu, e))) ok = false;
     }
     if (ok) {
         r = cmb_new(x->rows, x->cols, gs, ng, e);
         gs = NULL;
     }
     if (gs)
-        for (int k = 0; k < p.ngroups + 1; k++) cla_group_release(gs[k]);
+        for (int k = 0; k < p.ngroups + 2; k++) cla_group_release(gs[k]);
     free(gs);
     free(unc);
     cla_plan_free(&p);
@@ -1883,26 +1945,61 @@ static ClaGroup *stream_group(Stream *s, int k, const ClaPlanOpts *o, bool *ok)
     return r;
 }
 
-/* The UNC group of the columns with values (ascending), or NULL with
- * *ok unchanged when there is none. */
-static ClaGroup *stream_unc_group(Stream *s, bool *ok, BrErr *e)
+/* The UNC group of the columns with values (ascending) of the sparse
+ * group (unc_sparse_cols) or the others, or NULL with *ok unchanged when
+ * there is none: called for both, sparse columns beside dense ones stay
+ * sparse (as unc_split). The sparse group is built as CSR from the
+ * columns, never dense. */
+static ClaGroup *stream_unc_group(Stream *s, bool sparse, bool *ok, BrErr *e)
 {
     int nu = 0;
-    for (int64_t j = 0; j < s->m; j++) nu += s->ucol[j] != NULL;
-    if (!nu) return NULL;
-    ClaGroup *g = cla_group_new(CLA_UNC, nu, 0);
-    MB *u = g ? mb_dense_uninit(s->n, nu, e) : NULL;
-    if (!u) { cla_group_release(g); *ok = false; return NULL; }
-    int q = 0;
+    int64_t nnz = 0, n = s->n;
+    bool *in = br_calloc((size_t)s->m + 1, sizeof(bool)), *has = br_calloc((size_t)s->m + 1, sizeof(bool));
+    int64_t *nz = br_calloc((size_t)s->m + 1, sizeof(int64_t));
+    if (!in || !has || !nz) { free(in); free(has); free(nz); *ok = false; return NULL; }
     for (int64_t j = 0; j < s->m; j++) {
-        if (!s->ucol[j]) continue;
-        g->cols[q] = (int32_t)j;
-        for (int64_t i = 0; i < s->n; i++) u->d[i * nu + q] = s->ucol[j][i];
-        free(s->ucol[j]);
-        s->ucol[j] = NULL;
-        q++;
+        has[j] = s->ucol[j] != NULL;
+        for (int64_t i = 0; has[j] && i < n; i++) nz[j] += s->ucol[j][i] != 0;
     }
-    mb_recount_nnz(u);
+    unc_sparse_cols(n, s->m, has, nz, in);
+    for (int64_t j = 0; j < s->m; j++) {
+        in[j] = has[j] && in[j] == sparse;
+        nu += in[j];
+        nnz += in[j] ? nz[j] : 0;
+    }
+    free(has);
+    free(nz);
+    ClaGroup *g = nu ? cla_group_new(CLA_UNC, nu, 0) : NULL;
+    MB *u = !g ? NULL : sparse ? mb_sp_alloc(n, nu, nnz, e) : mb_dense_uninit(n, nu, e);
+    if (!u) {
+        free(in);
+        cla_group_release(g);
+        if (nu) *ok = false;
+        return NULL;
+    }
+    int q = 0;
+    for (int64_t j = 0; j < s->m; j++)
+        if (in[j]) g->cols[q++] = (int32_t)j;
+    if (sparse) {
+        int64_t k = 0;
+        for (int64_t i = 0; i < n; i++) {
+            for (int c = 0; c < nu; c++) {
+                double v = s->ucol[g->cols[c]][i];
+                if (v != 0) { u->ci[k] = c; u->v[k++] = v; }
+            }
+            u->rp[i + 1] = k;
+        }
+        mb_sp_done(u, k);
+    } else {
+        for (int c = 0; c < nu; c++)
+            for (int64_t i = 0; i < n; i++) u->d[i * nu + c] = s->ucol[g->cols[c]][i];
+        mb_recount_nnz(u);
+    }
+    for (int c = 0; c < nu; c++) {
+        free(s->ucol[g->cols[c]]);
+        s->ucol[g->cols[c]] = NULL;
+    }
+    free(in);
     if (!(g->unc = mb_finish(u, e))) { cla_group_release(g); *ok = false; return NULL; }
     return g;
 }
@@ -2008,14 +2105,18 @@ MB *cla_compress_rows(ClaRowsFn rd, void *arg, int64_t n, int64_t m, const ClaPl
     if (ok) {
         for (int k = 0; k < ng; k++)
             if (gs[k]) gs[nout++] = gs[k];
+        for (int k = nout; k < ng + 2; k++) gs[k] = NULL;   /* moved: released once on an error */
         int64_t vals = stream_bytes(&s);
-        ClaGroup *u = stream_unc_group(&s, &ok, e);
-        if (u) gs[nout++] = u;
-        if (u) peak = BR_MAX(peak, built + vals + (int64_t)cla_group_bytes(u, n));
+        for (int sp = 1; sp >= 0 && ok; sp--) {   /* sparse columns apart from dense ones */
+            ClaGroup *u = stream_unc_group(&s, sp, &ok, e);
+            if (u) gs[nout++] = u;
+            if (u) built += (int64_t)cla_group_bytes(u, n);
+            if (u) peak = BR_MAX(peak, built + vals);
+        }
     }
     if (ok && (r = cmb_new(n, m, gs, nout, e))) gs = NULL;
     if (gs)
-        for (int k = 0; k < ng + 1; k++) cla_group_release(gs[k]);
+        for (int k = 0; k < ng + 2; k++) cla_group_release(gs[k]);
     free(gs);
     for (int k = 0; s.sg && k < ng; k++) sgroup_free(&s, k);
     for (int64_t j = 0; s.ucol && j < m; j++) free(s.ucol[j]);

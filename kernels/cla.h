@@ -24,6 +24,11 @@ typedef struct ClaPlanOpts {
                           categories, decimals, multiples) through a
                           direct table sized from the sample (default
                           on; off: every row hashed, for tests) */
+    int64_t pop_rows;  /* > x's rows: x is a sample of a matrix of this
+                          many rows (a file sampled at compile time,
+                          docs/cla.md "Estimated at compile time"): its
+                          rows are the sample, the estimates are for
+                          pop_rows rows; 0: x itself */
 } ClaPlanOpts;
 
 /* A default: not forced, ratio 1.1, default sample, co-coding, encodings
@@ -31,7 +36,8 @@ typedef struct ClaPlanOpts {
 ClaPlanOpts cla_plan_defaults(void);
 
 /* The planned column groups of x: group k holds cols[start[k] ..
- * start[k+1]). est_bytes: the estimated compressed size. */
+ * start[k+1]). est_bytes: the estimated compressed size (of pop_rows
+ * rows where the options say so). */
 typedef struct ClaPlan {
     int ngroups;
     int *start;

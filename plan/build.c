@@ -19,6 +19,7 @@
 #include "../io/io.h"
 #include "../dist/dist.h"
 #include "../runtime/interp.h"
+#include "../runtime/cla_rt.h"
 
 /* ---- compile-time variable information ---- */
 
@@ -620,6 +621,36 @@ static void mtd_sizes(BCtx *c, Hop *h)
     }
 }
 
+/* The options of read h as IoReadOpts, when every one given is a
+ * literal (the runtime's rt_read_opts on constants); naStrings lists are
+ * not taken (false). */
+static bool read_lit_opts(const Hop *h, IoReadOpts *o)
+{
+    io_read_opts_init(o);
+    for (int i = 1; i < h->nin && i <= 10; i++) {
+        const Hop *a = h->in[i];
+        if (!a) continue;
+        if (a->kind != H_LIT || i == 8 || i == 9) return false;
+        const Value *v = &a->lit;
+        bool str = v->kind == V_STRING, num = val_is_numeric(v);
+        switch (i) {
+        case 1: if (!str) return false; o->format = v->s->s; break;
+        case 2: case 3: {
+            if (!num || val_as_double(v) < 0) return false;
+            int64_t n = (int64_t)val_as_double(v);
+            if (i == 2) o->rows = n; else o->cols = n;
+            break;
+        }
+        case 4: if (v->kind != V_BOOL) return false; o->header = v->b; break;
+        case 5: if (!str) return false; o->sep = v->s->s; break;
+        case 6: if (v->kind != V_BOOL) return false; o->fill = v->b; break;
+        case 7: if (!num) return false; o->fill_value = val_as_double(v); o->has_fill_value = true; break;
+        case 10: if (!str) return false; o->ind_sep = v->s->s; break;
+        }
+    }
+    return true;
+}
+
 /* Under sysds.compressed.linalg=true the run time compresses what read()
  * gives (runtime/cla_rt.c, cla_rt_after): a matrix read is marked
  * compressed at run time, as compress() is (bytes unknown until then), so
@@ -635,7 +666,25 @@ static void cla_read_mark(BCtx *c, Hop *h)
     bool over = c->prog->cla == RT_CLA_AUTO && !dist_active() && br_exec_mode() != BR_EXEC_DIST &&
                 h->memlb > br_mem_budget();
     if (c->prog->cla != RT_CLA_ON && !over) return;
+    /* the compressed bytes estimated from a sample of the file (docs/cla.md
+     * "Estimated at compile time"), where its sizes are known */
+    IoReadOpts ro;
+    ClaFileEst est;
+    const Hop *f = h->in[0];
+    bool have = c->prog->optlevel > 0 && knownm(h) && f && f->kind == H_LIT && f->lit.kind == V_STRING &&
+                mtd_trusted(c, f->lit.s->s) && read_lit_opts(h, &ro) &&
+                cla_rt_est_file(f->lit.s->s, &ro, c->prog->cla == RT_CLA_ON, &est);
+    /* auto: a read the estimate says will not compress (under compress()'s
+     * ratio, 1.1) or will not fit even so (its lower bound past the
+     * budget) stays as it is: its uncompressed size decides */
+    if (over && have &&
+        (est.bytes * 1.1 > est.raw || est.bytes / HOP_CEST_FACTOR > br_mem_budget()))
+        return;
     h->cbytes = -1;
+    if (have) {
+        h->cest = est.bytes;
+        h->cgroups = est.groups;
+    }
     hop_infer(h);   /* the memory estimates of a compressed read */
 }
 

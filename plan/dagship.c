@@ -52,7 +52,7 @@ static void put_hop(const PsRefs *r, StrBuf *o, const Hop *h)
     w_put(o, flags, sizeof flags);
     int64_t z[5] = {h->rows, h->cols, h->nnz, h->wrows, h->wcols};
     w_put(o, z, sizeof z);
-    double m[5] = {h->opmem, h->memlb, h->mem, h->cbytes, h->cgroups};
+    double m[6] = {h->opmem, h->memlb, h->mem, h->cbytes, h->cgroups, h->cest};
     w_put(o, m, sizeof m);
     Value none = val_none();
     w_put_value(o, h->kind == H_LIT ? &h->lit : &none);
@@ -117,9 +117,9 @@ static void get_hop(WRd *r, const PsRefs *u, HopDag *d)
     int64_t z[5];
     w_get(r, z, sizeof z);
     h->rows = z[0], h->cols = z[1], h->nnz = z[2], h->wrows = z[3], h->wcols = z[4];
-    double m[5];
+    double m[6];
     w_get(r, m, sizeof m);
-    h->opmem = m[0], h->memlb = m[1], h->mem = m[2], h->cbytes = m[3], h->cgroups = m[4];
+    h->opmem = m[0], h->memlb = m[1], h->mem = m[2], h->cbytes = m[3], h->cgroups = m[4], h->cest = m[5];
     Value lit = w_get_value(r, u->e);
     if (h->kind == H_LIT) h->lit = lit;   /* owned by the DAG */
     else val_release(&lit);

@@ -4,6 +4,7 @@
 #include "../kernels/cla.h"
 #include "../dist/dist.h"
 #include "distexec.h"
+#include "../kernels/reorg.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -398,6 +399,135 @@ int cla_rt_read_stream(Rt *rt, const Instr *in, Value *regs, BrErr *e)
     }
     free(nabuf);
     return rc;
+}
+
+/* ---- the compressed size estimated at compile time ---- */
+
+/* Rows sampled per piece, and the bytes of a text piece: about 256 rows
+ * of cols values (12 bytes each), 64 KB to 512 KB. */
+#define EST_PART_ROWS 256
+static int est_div = 1;   /* tests: the sample divided by this */
+
+void cla_rt_test_est_div(int div) { est_div = div >= 1 ? div : 1; }
+
+/* The cells of t strictly between its first and last row (whole rows
+ * when the cells come in row order; the piece may cut the first and the
+ * last), rows renumbered from 0 into *rows; false when not in row
+ * order. */
+static bool est_inner_rows(IoTriples *t, bool whole, int64_t *rows)
+{
+    *rows = 0;
+    if (t->n == 0) return true;
+    for (int64_t k = 1; k < t->n; k++)
+        if (t->r[k] < t->r[k - 1]) return false;
+    int64_t lo = whole ? t->r[0] : t->r[0] + 1, hi = whole ? t->r[t->n - 1] + 1 : t->r[t->n - 1];
+    int64_t q = 0;
+    for (int64_t k = 0; k < t->n; k++)
+        if (t->r[k] >= lo && t->r[k] < hi) {
+            t->r[q] = t->r[k] - lo;
+            t->c[q] = t->c[k];
+            t->v[q++] = t->v[k];
+        }
+    t->n = q;
+    *rows = hi > lo ? hi - lo : 0;
+    return true;
+}
+
+/* Piece k of parts of a text file (whole: the file in one piece) as a
+ * block of whole rows (NULL: none; *bad: it cannot be sampled). */
+static MB *est_text_piece(const char *path, const IoReadPlan *p, const IoMmHead *mh, int k, int parts, int64_t cap,
+                          int64_t *read, bool *bad)
+{
+    BrErr e = {0};
+    IoShare s;
+    int64_t from = mh ? mh->off : 0;
+    if (io_share_load_cap(path, from, k, parts, cap, &s, &e)) { *bad = true; return NULL; }
+    *read += (int64_t)s.n;
+    MB *b = NULL;
+    const char *f = p->format;
+    if (!strcmp(f, "csv")) b = io_csv_share_parse(path, &s, p->cols, &p->csv, 0, &e);
+    else if (!strcmp(f, "libsvm")) b = io_libsvm_share_parse(path, &s, p->cols, 0, &e);
+    else {
+        IoTriples t = {0};
+        int rc = mh ? io_mm_share_parse(path, &s, mh, 0, &t, &e) : io_text_share_parse(path, &s, p->rows, p->cols, 0, &t, &e);
+        int64_t rows = 0;
+        if (!rc && est_inner_rows(&t, parts == 1, &rows)) {
+            if (rows > 0) b = io_triples_block(path, &t, rows, p->cols, &e);
+        } else *bad = true;
+        io_triples_free(&t);
+    }
+    if (e.code) *bad = true;
+    io_share_free(&s);
+    return b;
+}
+
+bool cla_rt_est_file(const char *path, const IoReadOpts *ro, bool force, ClaFileEst *est)
+{
+    memset(est, 0, sizeof *est);
+    IoReadPlan p;
+    BrErr e = {0};
+    if (io_read_plan(path, ro, &p, &e) || (p.meta.data_type[0] && strcmp(p.meta.data_type, "matrix")) ||
+        p.rows < 2 || p.cols < 1 || p.cols > INT32_MAX || p.meta.cbytes > 0)
+        return false;
+    const char *f = p.format;
+    bool bin = io_fmt_anybin(f), csv = !strcmp(f, "csv"), svm = !strcmp(f, "libsvm"), mm = !strcmp(f, "mm");
+    if (!bin && !csv && !svm && !mm && strcmp(f, "text")) return false;
+    if (svm && (p.lsep || p.lind)) return false;   /* the pieces are parsed with the default separators */
+    if (bin && (ro->header >= 0 || ro->sep || ro->fill >= 0 || ro->has_fill_value || ro->n_na || ro->ind_sep))
+        return false;   /* the whole read reports them */
+    int64_t n = p.rows, m = p.cols;
+    est->total = io_data_bytes(path);
+    if (est->total < 0) return false;
+    MB *piece[CLA_EST_PARTS];
+    int np = 0;
+    bool bad = false;
+    if (bin) {
+        /* ranges of rows spread over the matrix, as the read by blocks samples */
+        /* 4 MB of dense rows: 256 to 16 x 1024 rows */
+        int64_t want = (int64_t)BR_MIN(16384.0, BR_MAX(256.0, 4e6 / (8.0 * (double)m))) / est_div;
+        want = BR_MIN(n, BR_MAX(want, 32));
+        int parts = (int)BR_MIN((int64_t)CLA_EST_PARTS, want);
+        for (int k = 0; k < parts && !bad; k++) {
+            int64_t len = want / parts + (k < want % parts), r0 = parts == 1 ? 0 : (n - len) * k / (parts - 1), rr, cc;
+            MB *b = io_read_binary_rows(path, r0, r0 + len, &rr, &cc, &e);
+            if (!b || b->cmb || cc != m || rr != n) { bad = true; mb_release(b); break; }
+            piece[np++] = b;
+        }
+    } else {
+        IoMmHead mh;
+        if (mm && (io_mm_head(path, n, m, &mh, &e) || !mh.coord || mh.sym != 0)) return false;
+        int64_t cap = (int64_t)BR_MIN(512e3, BR_MAX(64e3, (double)EST_PART_ROWS * (double)m * 12)) / est_div;
+        int64_t body = est->total - (mm ? mh.off : 0);
+        int parts = body <= cap * CLA_EST_PARTS ? 1 : CLA_EST_PARTS;
+        for (int k = 0; k < parts && !bad; k++) {
+            MB *b = est_text_piece(path, &p, mm ? &mh : NULL, k, parts, parts == 1 ? -1 : cap, &est->read, &bad);
+            if (b && (b->cols != m || b->cmb)) bad = true;
+            if (b && b->rows > 0) piece[np++] = b;
+            else mb_release(b);
+        }
+    }
+    MB *smp = NULL;
+    if (!bad && np > 0) smp = k_rbind(np, (const MB *const *)piece, &e);
+    for (int k = 0; k < np; k++) mb_release(piece[k]);
+    if (!smp || smp->rows < 2 || smp->rows > n) { mb_release(smp); return false; }
+    /* a binary file: the sampled rows' share of it (braid's layout reads
+     * those rows' bytes; SystemDS's also every record's header) */
+    if (bin) est->read = (int64_t)((double)est->total * (double)smp->rows / (double)n);
+    ClaPlanOpts o = force ? mode_opts(RT_CLA_ON) : cla_plan_defaults();
+    o.pop_rows = n;
+    ClaPlan pl;
+    bool ok = !cla_plan(smp, &o, &pl, &e);
+    if (ok) {
+        est->bytes = pl.est_bytes;
+        est->groups = pl.ngroups;
+        est->rows = smp->rows;
+        double nz = p.nnz >= 0 ? (double)p.nnz
+                               : (double)smp->nnz / (double)smp->rows * (double)n;
+        est->raw = mb_est_size(n, m, (int64_t)BR_MIN(nz, (double)n * (double)m));
+        cla_plan_free(&pl);
+    }
+    mb_release(smp);
+    return ok;
 }
 
 int cla_rt_after(Rt *rt, Frame *f, const Code *c, int k, Value *regs, BrErr *e)

@@ -5,6 +5,7 @@
 #define BRAID_CLA_RT_H
 
 #include "interp.h"
+#include "../io/io.h"
 
 /* Does instruction in read a compressed block from regs? */
 bool cla_rt_has_input(const Instr *in, const Value *regs);
@@ -33,6 +34,33 @@ bool cla_rt_read_past(const Rt *rt, const Instr *in);
  * plan says compression does not pay (the caller reads the whole matrix
  * and read_past decides), -1 with e set on an error. */
 int cla_rt_read_stream(Rt *rt, const Instr *in, Value *regs, BrErr *e);
+/* The compressed size of the matrix a read() of path (options ro; the
+ * .mtd must give its rows and columns) would compress to, estimated at
+ * compile time from a sample of the file (docs/cla.md "Estimated at
+ * compile time"): csv, libsvm, text and mm (coordinate, general, cells in
+ * row order) from CLA_EST_PARTS pieces of whole lines spread over the
+ * file (the whole file when it is small), binary files (braid's layout,
+ * not already compressed, and SystemDS's) from as many ranges of rows;
+ * the sample's rows planned as compression plans them (cla_plan,
+ * ClaPlanOpts.pop_rows: distinct values per column by Haas and Stokes'
+ * estimator, the size of each encoding, greedy co-coding), forced
+ * (force: true's incompressible columns in one UNC group) or not. false
+ * (no estimate: the caller keeps its bound) when the file cannot be
+ * sampled that way (no sizes, other formats or layouts, cells out of row
+ * order, a parse error, too few rows). */
+#define CLA_EST_PARTS 16
+typedef struct ClaFileEst {
+    double bytes;        /* estimated compressed bytes of the whole matrix */
+    double raw;          /* its uncompressed bytes (sizes, and the .mtd's
+                            non-zeros or the sample's share of them) */
+    int groups;          /* planned column groups */
+    int64_t rows;        /* rows sampled */
+    int64_t read, total; /* bytes of the file read for it, bytes of the file */
+} ClaFileEst;
+bool cla_rt_est_file(const char *path, const IoReadOpts *ro, bool force, ClaFileEst *est);
+/* Tests only: the sample of later estimates divided by div (1: the
+ * default), so that small files are sampled in part. */
+void cla_rt_test_est_div(int div);
 /* A deferred compress(X) passed to a function: what the caller runs
  * after the call with the argument's block m, priced as the callee prices
  * its own uses (soft: a use that does not take the value compressed costs

@@ -21,6 +21,7 @@
 #include "plan/program.h"
 #include "plan/recompile.h"
 #include "codegen/cgrun.h"
+#include "runtime/cla_rt.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -1061,9 +1062,9 @@ static void check_binary(const char *what, const MB *x, const MB *cx)
  * ones (windows across blocks) included; the automatic plan with one
  * thread and the one-row spec (edges) always run them. The plain pass
  * runs every point. */
-static void run_spec(const Spec *s, int si)
+/* Every check over x (released) as described by s (its name and sizes). */
+static void run_mat(const Spec *s, MB *x, int si)
 {
-    MB *x = gen(s);
     int encs[] = {-1, CLA_DDC1, CLA_DDC2, CLA_OLE, CLA_RLE, CLA_UNC};
     for (size_t k = 0; k < sizeof encs / sizeof *encs; k++) {
         for (int th = 1; th <= 2; th++) {
@@ -1112,6 +1113,8 @@ static void run_spec(const Spec *s, int si)
     mb_release(x);
     br_set_threads(0);
 }
+
+static void run_spec(const Spec *s, int si) { run_mat(s, gen(s), si); }
 
 /* Per-cell Cell/MAgg over window blocks of wider matrices: rows of at
  * least SPOOF_AL columns (in-loop aggregates by rows) and rows wider
@@ -1629,6 +1632,182 @@ static void check_compile_compress(void)
     mb_release(x);
     unlink(path);
     char mtd[300];
+    snprintf(mtd, sizeof mtd, "%s.mtd", path);
+    unlink(mtd);
+}
+
+/* The compressed size estimated at compile time from a sample of the
+ * file (runtime/cla_rt.c cla_rt_est_file, docs/cla.md "Estimated at
+ * compile time") against the compressed size of the matrix read whole,
+ * over generated data of controlled cardinality, sparsity, runs and
+ * correlation, in every format it samples: within HOP_CEST_FACTOR, and
+ * from a part of the file where the file is larger than the sample.
+ * Forced (true) and by size (auto). Fallbacks: no sizes, cells not in
+ * row order, mm symmetric. */
+static MB *dense_of(MB *x);
+static const char *const est_fmts[] = {"csv", "braid-binary", "binary", "text", "mm", "libsvm"};
+
+static void check_est_file(void)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/tmp/braid_claest_%ld", (long)getpid());
+    Spec specs[] = {
+        {"lowcard", 16000, 6, 4, 0.2, 1, false, 0, false},
+        {"sparse", 20000, 8, 3, 0.95, 1, false, 0, false},
+        {"highcard", 16000, 4, 3000, 0.0, 1, false, 0, false},
+        {"corr-runs", 16000, 6, 8, 0.3, 97, true, 0, false},
+        {"noise", 12000, 3, 0, 0, 1, false, 0, true},
+    };
+    BrErr e = {0};
+    double worst = 1;
+    cla_rt_test_est_div(16);   /* about 1/16 of the default sample: a part of these files */
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+        MB *x = dense_of(gen(&specs[k]));
+        for (int force = 0; force < 2; force++) {
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = force;
+            if (force) o.min_ratio = 1.5;
+            MB *cx = cla_compress(x, &o, &e);
+            double got = cx ? (double)mb_bytes(cx) : 0;
+            mb_release(cx);
+            for (size_t f = 0; f < sizeof est_fmts / sizeof *est_fmts; f++) {
+                if (force == 0 && f % 2 == 1) continue;   /* by size: half the formats */
+                IoWriteOpts wo;
+                io_write_opts_init(&wo);
+                wo.format = est_fmts[f];
+                if (io_write_matrix(path, x, &wo, &e)) { T_CHECK(false, "est: written (%s)", e.msg); continue; }
+                IoReadOpts ro;
+                io_read_opts_init(&ro);
+                ClaFileEst est;
+                bool ok = cla_rt_est_file(path, &ro, force, &est);
+                double r = ok && got > 0 ? est.bytes / got : 0;
+                /* a matrix by size: the uncompressed block where it does not pay */
+                T_CHECK(ok && r >= 1 / HOP_CEST_FACTOR && r <= HOP_CEST_FACTOR,
+                        "est %s %s %s: %.0f bytes estimated, %.0f compressed (%.2fx)", specs[k].name, est_fmts[f],
+                        force ? "forced" : "by size", est.bytes, got, r);
+                if (ok && r > 0) worst = fmax(worst, fmax(r, 1 / r));
+                T_CHECK(ok && est.rows >= 2 && est.groups >= 1 && est.raw > 0, "est %s %s: %lld rows, %d groups",
+                        specs[k].name, est_fmts[f], (long long)est.rows, est.groups);
+                T_CHECK(ok && est.read < est.total, "est %s %s: %lld of %lld bytes read", specs[k].name,
+                        est_fmts[f], (long long)est.read, (long long)est.total);
+            }
+        }
+        mb_release(x);
+    }
+    cla_rt_test_est_div(1);
+    printf("  est: worst factor %.2f\n", worst);
+    /* fallbacks: no sizes (the .mtd gone), cells not in row order, mm
+     * symmetric; each says so (no estimate) */
+    Spec sp = {"fb", 3000, 4, 4, 0.2, 1, false, 0, false};
+    MB *x = dense_of(gen(&sp));
+    IoWriteOpts wo;
+    io_write_opts_init(&wo);
+    wo.format = "csv";
+    IoReadOpts ro;
+    io_read_opts_init(&ro);
+    ClaFileEst est;
+    char mtd[128];
+    snprintf(mtd, sizeof mtd, "%s.mtd", path);
+    T_CHECK(!io_write_matrix(path, x, &wo, &e) && cla_rt_est_file(path, &ro, true, &est), "est fallback: csv (%s)",
+            e.msg);
+    unlink(mtd);
+    ro.format = "csv";
+    T_CHECK(!cla_rt_est_file(path, &ro, true, &est), "est fallback: csv without sizes");
+    ro.rows = x->rows;
+    ro.cols = x->cols;
+    T_CHECK(cla_rt_est_file(path, &ro, true, &est), "est: csv with the sizes as arguments");
+    /* text with its rows descending: not in row order */
+    FILE *o = fopen(path, "w");
+    for (int64_t i = x->rows - 1; o && i >= 0; i--)
+        for (int64_t j = 0; j < x->cols; j++)
+            if (x->d[i * x->cols + j] != 0) fprintf(o, "%lld %lld %.17g\n", (long long)i + 1, (long long)j + 1, x->d[i * x->cols + j]);
+    if (o) fclose(o);
+    ro.format = "text";
+    T_CHECK(!cla_rt_est_file(path, &ro, true, &est), "est fallback: text cells not in row order");
+    o = fopen(path, "w");
+    if (o) {
+        fprintf(o, "%%%%MatrixMarket matrix coordinate real symmetric\n4 4 2\n1 1 2\n3 2 1\n");
+        fclose(o);
+    }
+    io_read_opts_init(&ro);
+    ro.format = "mm";
+    T_CHECK(!cla_rt_est_file(path, &ro, true, &est), "est fallback: mm symmetric");
+    mb_release(x);
+    unlink(path);
+    unlink(mtd);
+}
+
+/* The read hop of the main program's DAGs. */
+static const Hop *main_read(const RtProgram *p)
+{
+    for (int b = 0; p && b < p->main.n; b++) {
+        const HopDag *d = p->main.v[b]->dag;
+        for (int i = 0; d && i < d->n; i++)
+            if (d->hops[i]->kind == H_BUILTIN && d->hops[i]->bi == BI_READ) return d->hops[i];
+    }
+    return NULL;
+}
+
+/* Plans that change with the compile-time estimate (docs/cla.md
+ * "Estimated at compile time"): under a budget of a quarter of the
+ * uncompressed size, a csv read of low cardinality (about 10x) stays
+ * local under true and auto, its estimate recorded; random data (no
+ * compression) is over the budget under true (before: local, at the
+ * lower bound of a byte a row, then failing after the whole read) and
+ * not marked compressed under auto (before: marked). */
+static void check_compile_est(void)
+{
+    t_pin_machine();
+    char path[96], src[256];
+    snprintf(path, sizeof path, "/tmp/braid_claest_plan_%ld.csv", (long)getpid());
+    Spec specs[2] = {{"lowcard", 20000, 10, 5, 0.1, 1, false, 0, false}, {"noise", 20000, 10, 0, 0, 1, false, 0, true}};
+    double saved = br_mem_budget();
+    br_set_mem_budget(8.0 * 20000 * 10 / 4);
+    for (int k = 0; k < 2; k++) {
+        BrErr e = {0};
+        MB *x = dense_of(gen(&specs[k]));
+        IoWriteOpts wo;
+        io_write_opts_init(&wo);
+        wo.format = "csv";
+        T_CHECK(!io_write_matrix(path, x, &wo, &e), "compile est: written (%s)", e.msg);
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        MB *cx = cla_compress(x, &o, &e);
+        double got = cx ? (double)mb_bytes(cx) : 0;
+        snprintf(src, sizeof src, "X = read(\"%s\")\nprint(sum(X))\n", path);
+        for (int mode = 0; mode < 2; mode++) {
+            int cla = mode ? RT_CLA_AUTO : RT_CLA_ON;
+            Diag *d = diag_new();
+            LangOptions lo = {0};
+            CgOptions cg = {.enabled = false, .cla = cla};
+            Program *ast = lang_load_string(src, "<test>", &lo, d);
+            RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program(ast, d, 2, &cg) : NULL;
+            const Hop *h = main_read(p);
+            const char *tag = mode ? "auto" : "true";
+            if (k == 0) {
+                T_CHECK(h && h->cbytes == -1 && h->cest >= got / HOP_CEST_FACTOR && h->cest <= got * HOP_CEST_FACTOR &&
+                            h->cgroups >= 1 && h->exec == EX_CP,
+                        "compile est %s %s: marked, %.0f bytes estimated (%.0f compressed), local", specs[k].name, tag,
+                        h ? h->cest : -1, got);
+            } else if (mode == 0) {
+                T_CHECK(h && h->cbytes == -1 && h->cest > 0 && h->exec == EX_DIST,
+                        "compile est %s %s: %.0f bytes estimated, over the budget (exec %d)", specs[k].name, tag,
+                        h ? h->cest : -1, h ? h->exec : -1);
+            } else {
+                T_CHECK(h && h->cbytes == 0 && h->cest == 0 && h->exec == EX_DIST,
+                        "compile est %s %s: not compressed (cbytes %g), over the budget", specs[k].name, tag,
+                        h ? h->cbytes : -9);
+            }
+            if (p) plan_program_free(p);
+            lang_program_free(ast);
+            diag_free(d);
+        }
+        mb_release(cx);
+        mb_release(x);
+    }
+    br_set_mem_budget(saved);
+    unlink(path);
+    char mtd[128];
     snprintf(mtd, sizeof mtd, "%s.mtd", path);
     unlink(mtd);
 }
@@ -2930,6 +3109,73 @@ static void check_nested(void)
     mb_release(x[1]);
 }
 
+/* Uncompressed columns of different sparsity (docs/cla.md "Uncompressed
+ * columns"): random dense columns beside random columns with 60%, 90%
+ * and 99% zeros, compressed forced into UNC groups (as columns of more
+ * than 65536 values stay; small random sparse columns alone take OLE):
+ * the sparse columns form a UNC group of their own, stored sparse (at
+ * 60% zeros, not sparse by the block rule, one dense group as before);
+ * its bytes against one dense group of them all; the same by blocks of
+ * rows; every compressed operation over the mix of groups the planner
+ * chooses and over each forced encoding against the uncompressed
+ * reference (run_mat, where split). The generator's state is restored after, so
+ * later checks keep their data. */
+static void check_unc_split(void)
+{
+    uint64_t saved = rng;
+    Spec specs[] = {
+        {"unc-mixed60", 1200, 6, 0, 0, 1, false, 0, true},
+        {"unc-mixed90", 1500, 6, 0, 0, 1, false, 0, true},
+        {"unc-mixed99", 1800, 5, 0, 0, 1, false, 0, true},
+    };
+    const double zeros[] = {0.6, 0.9, 0.99};
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+        /* random columns; the odd ones with zeros[k] of their cells zero */
+        MB *x = dense_of(gen(&specs[k]));
+        for (int64_t i = 0; i < x->rows; i++)
+            for (int64_t j = 1; j < x->cols; j += 2)
+                if (urand() < zeros[k]) x->d[i * x->cols + j] = 0;
+        mb_recount_nnz(x);
+        BrErr e = {0};
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        o.enc = CLA_UNC;   /* random sparse columns alone take OLE; a column with more than 65536 values stays UNC */
+        MB *cx = cla_compress(x, &o, &e);
+        int nunc = 0, nsp = 0;
+        bool odd = true;
+        for (int g = 0; cx && mb_is_cmb(cx) && g < cx->cmb->ngroups; g++) {
+            const ClaGroup *gr = cx->cmb->groups[g];
+            if (gr->enc != CLA_UNC) continue;
+            nunc++;
+            if (!gr->unc->sparse) continue;
+            nsp++;
+            for (int j = 0; j < gr->ncols; j++) odd &= gr->cols[j] % 2 == 1;
+        }
+        bool split = k > 0;
+        T_CHECK(cx && nunc == (split ? 2 : 1) && nsp == (split ? 1 : 0) && odd,
+                "%s: %d UNC groups, %d sparse (the odd columns)", specs[k].name, nunc, nsp);
+        double one = (double)mb_est_size(x->rows, x->cols, x->nnz), got = cx ? (double)mb_bytes(cx) : 0;
+        printf("  %s: UNC bytes %.0f, one group %.0f (%.2fx)\n", specs[k].name, got, one, one / got);
+        if (split) T_CHECK(got < one, "%s: split smaller than one group (%.0f < %.0f)", specs[k].name, got, one);
+        /* by blocks of rows: the same split */
+        ClaStreamOpts so = cla_stream_defaults();
+        so.blk_rows = 500;
+        ClaStreamInfo info;
+        RowSrc src = {.x = x};
+        MB *sx = cla_compress_rows(src_rows, &src, x->rows, x->cols, &o, &so, &info, &e);
+        int snsp = 0;
+        for (int g = 0; sx && mb_is_cmb(sx) && g < sx->cmb->ngroups; g++)
+            snsp += sx->cmb->groups[g]->enc == CLA_UNC && sx->cmb->groups[g]->unc->sparse;
+        T_CHECK(sx && mb_is_cmb(sx) && snsp == (split ? 1 : 0) && mb_equal(sx, x, 0),
+                "%s: by blocks, %d sparse UNC groups, equal cells (%s)", specs[k].name, snsp, e.msg);
+        mb_release(sx);
+        mb_release(cx);
+        if (split) run_mat(&specs[k], x, 40 + (int)k);   /* (60%: one dense group, as every noise spec) */
+        else mb_release(x);
+    }
+    rng = saved;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "crowded")) {
@@ -2940,6 +3186,15 @@ int main(int argc, char **argv)
         check_stream();
         check_stream_csv();
         check_stream_cells();
+        return t_done("test_cla");
+    }
+    if (argc > 1 && !strcmp(argv[1], "unc")) {   /* uncompressed columns of different sparsity alone */
+        check_unc_split();
+        return t_done("test_cla");
+    }
+    if (argc > 1 && !strcmp(argv[1], "est")) {   /* the compile-time estimate alone */
+        check_est_file();
+        check_compile_est();
         return t_done("test_cla");
     }
     if (argc > 1 && !strcmp(argv[1], "sparse-rows")) {   /* the row-wise sparse coder alone */
@@ -2959,6 +3214,7 @@ int main(int argc, char **argv)
         {"onecol", 1, 1, 2, 0.0, 1, false, 0, false},
     };
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) run_spec(&specs[k], (int)k);
+    check_unc_split();
     check_cell_wide();
     check_tl_joint();
     check_row_tq_overflow();
@@ -2973,6 +3229,8 @@ int main(int argc, char **argv)
     check_stats_bind();
     check_compile_cbytes();
     check_compile_compress();
+    check_est_file();
+    check_compile_est();
     check_cla_machine();
     check_choice();
     check_nested();
