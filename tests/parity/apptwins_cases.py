@@ -213,3 +213,270 @@ case("app_ScaleScale", "applications/descriptivestats/ScaleScale",
      "C = cor(cbind(read($X), read($Y)))\n"
      "write(C[1, 2], $PearsonR, format=\"csv\")\n",
      {"PearsonR": {}})
+
+
+# ---------------------------------------------------------------------
+# The descriptive-statistics twins (UnivariateStatsBase's Scale and
+# WeightedScaleTest, UnivariateCategoricalTest, the Bivariate*Test
+# classes). SystemDS's DML twins compute these with DML operators
+# (moment, quantile, median, interQuartileMean, table, aggregate, cdf), so
+# braid's scripts here do the same with braid's operators. A case's sys
+# names SystemDS's application script and its -args, which appdml.py runs
+# with braid's interpreter against the same R numbers ({IN}x: input x as a
+# text-format file with its .mtd; {OUT}y: output y).
+# The twins needing CRAN's moments (Scale, WeightedScaleTest,
+# parfor_univariate) were generated with the stand-in package in
+# rtwins/moments (Debian has no r-cran-moments; the R scripts call only
+# moment(x, order, central), which it computes as CRAN's does).
+
+def rounded(m):
+    """TestUtils.round: Math.round of every cell (half up)."""
+    return transform(m, lambda v: float(math.floor(v + 0.5)))
+
+
+def floored(m):
+    """TestUtils.floor and OrderStatisticsTest.round: floor of every cell."""
+    return transform(m, lambda v: float(math.floor(v)))
+
+
+def scalar_outs(names, tol):
+    return {n: {"tol": tol} for n in names}
+
+
+def sys_case(name, r, rargs, inputs, dml, outputs, sys, tol):
+    case(name, r, rargs, inputs, dml, outputs, tol=tol)
+    CASES[-1]["sys"] = sys
+
+
+SCALE_OUTS = ["mean", "std", "se", "var", "cv", "min", "max", "rng", "g1",
+              "se_g1", "g2", "se_g2", "median", "iqm", "out_minus",
+              "out_plus", "quantile"]
+
+# Scale (UnivariateUnweightedScale{Dense,Sparse}Test): V 2000..2003 rows
+# in NEG [-255, -2], MIXED [-200, 200] or POS [2, 255] at sparsity 0.8 or
+# 0.3, P 5 probabilities; eps 1e-9. Here three of the 24 combinations
+# (each row count mod 4 matters to the quantiles and the IQM).
+SCALE_DML = (
+    "V = read($vector)\nP = read($prob)\nn = nrow(V)\n"
+    "mu = mean(V)\nvr = moment(V, 2) * n / (n - 1)\nsd = sqrt(vr)\n"
+    "g1 = moment(V, 3) / sd^3\ng2 = moment(V, 4) / sd^4 - 3\n"
+    "seg1 = sqrt(6 * n * (n - 1) / ((n - 2) * (n + 1) * (n + 3)))\n"
+    "seg2 = sqrt(4 * (n^2 - 1) * seg1^2 / ((n + 5) * (n - 3)))\n"
+    "lo = min(V)\nhi = max(V)\n"
+    "S = list(mu, sd, sd / sqrt(n), vr, sd / mu, lo, hi, hi - lo, g1, "
+    "seg1, g2, seg2, median(V), interQuartileMean(V))\n"
+    "%s"
+    "write((V < mu - 5 * sd) * V, $out_minus, format=\"csv\")\n"
+    "write((V > mu + 5 * sd) * V, $out_plus, format=\"csv\")\n"
+    "write(quantile(V, P), $quantile, format=\"csv\")\n" % "".join(
+        "write(as.matrix(as.scalar(S[%d])), $%s, format=\"csv\")\n"
+        % (i + 1, o) for i, o in enumerate(SCALE_OUTS[:14])))
+
+for rows, rng, sp in ((2000, (-200, 200), 0.8), (2001, (2, 255), 0.3),
+                      (2003, (-255, -2), 0.8)):
+    sys_case("app_Scale_%d_%g" % (rows, sp),
+             "applications/descriptivestats/Scale", ["{IN}", "{EXP}"],
+             {"vector": lambda rows=rows, rng=rng, sp=sp:
+              rand(rows, 1, rng[0], rng[1], sp, rows),
+              "prob": lambda: rand(5, 1, 0, 1, 1.0, 111)},
+             SCALE_DML, scalar_outs(SCALE_OUTS, 1e-9),
+             ("descriptivestats/Scale.dml",
+              ["{IN}vector", str(rows), "{IN}prob", "5"] +
+              ["{OUT}" + o for o in SCALE_OUTS[:14]] +
+              ["{OUT}out_minus", "{OUT}out_plus", "{OUT}quantile"]), 1e-9)
+
+# WeightedScaleTest: as Scale with integer weights in [1, 10) (floored); R
+# repeats each value by its weight.
+WSCALE_DML = (
+    "V = read($vector)\nW = read($weight)\nP = read($prob)\nn = sum(W)\n"
+    "mu = sum(V * W) / n\nvr = moment(V, W, 2) * n / (n - 1)\n"
+    "sd = sqrt(vr)\nm2 = moment(V, W, 2)\nm4 = moment(V, W, 4)\n"
+    "g1 = n^2 * moment(V, W, 3) / ((n - 1) * (n - 2) * sd^3)\n"
+    "g2 = (n^2 * (n + 1) * m4 - 3 * m2^2 * n^2 * (n - 1)) / "
+    "((n - 1) * (n - 2) * (n - 3) * vr^2)\n"
+    "seg1 = sqrt(6 * n * (n - 1) / ((n - 2) * (n + 1) * (n + 3)))\n"
+    "seg2 = sqrt(4 * (n^2 - 1) * seg1^2 / ((n + 5) * (n - 3)))\n"
+    "lo = min(V)\nhi = max(V)\n"
+    "S = list(mu, sd, sd / sqrt(n), vr, sd / mu, lo, hi, hi - lo, g1, "
+    "seg1, g2, seg2, median(V, W), interQuartileMean(V, W))\n"
+    "%s"
+    "write((V < mu - 5 * sd) * V, $out_minus, format=\"csv\")\n"
+    "write((V > mu + 5 * sd) * V, $out_plus, format=\"csv\")\n"
+    "write(quantile(V, W, P), $quantile, format=\"csv\")\n" % "".join(
+        "write(as.matrix(as.scalar(S[%d])), $%s, format=\"csv\")\n"
+        % (i + 1, o) for i, o in enumerate(SCALE_OUTS[:14])))
+
+for rows, rng, sp in ((2002, (-200, 200), 0.3), (2001, (2, 255), 0.8)):
+    sys_case("app_WeightedScale_%d_%g" % (rows, sp),
+             "applications/descriptivestats/WeightedScaleTest",
+             ["{IN}", "{EXP}"],
+             {"vector": lambda rows=rows, rng=rng, sp=sp:
+              rand(rows, 1, rng[0], rng[1], sp, rows + 10),
+              "weight": lambda rows=rows: floored(
+                  rand(rows, 1, 1, 10, 1.0, rows + 11)),
+              "prob": lambda: rand(5, 1, 0, 1, 1.0, 112)},
+             WSCALE_DML, scalar_outs(SCALE_OUTS, 1e-9),
+             ("descriptivestats/WeightedScaleTest.dml",
+              ["{IN}vector", str(rows), "{IN}weight", "{IN}prob", "5"] +
+              ["{OUT}" + o for o in SCALE_OUTS[:14]] +
+              ["{OUT}out_minus", "{OUT}out_plus", "{OUT}quantile"]), 1e-9)
+
+# Categorical and WeightedCategoricalTest (UnivariateCategoricalTest):
+# V floor(U[1, 10]) 2000 rows, weights floor(U[1, 10]); eps 1e-9.
+CAT_OUTS = ["Nc", "R", "Pc", "C", "Mode"]
+for w in (False, True):
+    sys_case("app_%sCategorical" % ("Weighted" if w else ""),
+             "applications/descriptivestats/" +
+             ("WeightedCategoricalTest" if w else "Categorical"),
+             ["{IN}", "{EXP}"],
+             dict({"vector": lambda: floored(rand(2000, 1, 1, 10, 1.0, 121))},
+                  **({"weight": lambda: floored(
+                      rand(2000, 1, 1, 10, 1.0, 122))} if w else {})),
+             "V = read($vector)\n" +
+             ("Nc = table(V, 1, read($weight))\n" if w else
+              "Nc = table(V, 1)\n") +
+             "write(Nc, $Nc, format=\"csv\")\n"
+             "write(as.matrix(nrow(Nc)), $R, format=\"csv\")\n"
+             "write(Nc / sum(Nc), $Pc, format=\"csv\")\n"
+             "write(Nc > 0, $C, format=\"csv\")\n"
+             "write(Nc == max(Nc), $Mode, format=\"csv\")\n",
+             scalar_outs(CAT_OUTS, 1e-9),
+             ("descriptivestats/" +
+              ("WeightedCategoricalTest.dml" if w else "Categorical.dml"),
+              ["{IN}vector", "2000"] + (["{IN}weight"] if w else []) +
+              ["{OUT}" + o for o in CAT_OUTS]), 1e-9)
+
+# The chi-squared test of a contingency table: R's chisq.test (Yates'
+# correction only on 2 x 2 tables, never here) and Cramer's V.
+CHISQ_DML = (
+    "W = sum(F)\nE = rowSums(F) %*% colSums(F) / W\n"
+    "chi = sum((F - E)^2 / E)\n"
+    "p = 1 - cdf(target=chi, dist=\"chisq\", df=(nrow(F) - 1) * "
+    "(ncol(F) - 1))\n"
+    "write(as.matrix(p), $PValue, format=\"csv\")\n"
+    "write(as.matrix(sqrt(chi / (W * (min(nrow(F), ncol(F)) - 1)))), "
+    "$CramersV, format=\"csv\")\n")
+
+# BivariateCategoricalCategoricallTest: A round(U[1, 100]), B
+# round(U[1, 150]), 10000 rows, weights round(U[1, 100]); eps 1e-9.
+for w in (False, True):
+    sys_case("app_CategoricalCategorical%s" % ("_w" if w else ""),
+             "applications/descriptivestats/CategoricalCategorical" +
+             ("WithWeightsTest" if w else ""), ["{IN}", "{EXP}"],
+             dict({"A": lambda: rounded(rand(10000, 1, 1, 100, 1.0, 3)),
+                   "B": lambda: rounded(rand(10000, 1, 1, 150, 1.0, 7))},
+                  **({"WM": lambda: rounded(
+                      rand(10000, 1, 1, 100, 1.0, 131))} if w else {})),
+             "F = table(read($A), read($B)%s)\n" % (
+                 ", read($WM)" if w else "") + CHISQ_DML,
+             scalar_outs(["PValue", "CramersV"], 1e-9),
+             ("descriptivestats/CategoricalCategorical%s.dml" % (
+                 "WithWeightsTest" if w else ""),
+              ["{IN}A", "10000", "{IN}B"] + (["{IN}WM"] if w else []) +
+              ["{OUT}PValue", "{OUT}CramersV"]), 1e-9)
+
+# testOddsRatio: A and B round(U[1, 2]) 10000 rows; eps 1e-9.
+sys_case("app_OddsRatio", "applications/descriptivestats/OddsRatio",
+         ["{IN}", "{EXP}"],
+         {"A": lambda: rounded(rand(10000, 1, 1, 2, 1.0, 141)),
+          "B": lambda: rounded(rand(10000, 1, 1, 2, 1.0, 142))},
+         "F = table(read($A), read($B))\n"
+         "a = as.scalar(F[1, 1])\nb = as.scalar(F[1, 2])\n"
+         "c = as.scalar(F[2, 1])\nd = as.scalar(F[2, 2])\n"
+         "odds = a * d / (b * c)\nsg = sqrt(1 / a + 1 / b + 1 / c + 1 / d)\n"
+         "write(as.matrix(odds), $oddsRatio, format=\"csv\")\n"
+         "write(as.matrix(sg), $sigma, format=\"csv\")\n"
+         "write(as.matrix(exp(log(odds) - 2 * sg)), $leftConf, "
+         "format=\"csv\")\n"
+         "write(as.matrix(exp(log(odds) + 2 * sg)), $rightConf, "
+         "format=\"csv\")\n"
+         "write(as.matrix(abs(log(odds) / sg)), $sigmasAway, "
+         "format=\"csv\")\n",
+         scalar_outs(["oddsRatio", "sigma", "leftConf", "rightConf",
+                      "sigmasAway"], 1e-9),
+         ("descriptivestats/OddsRatio.dml",
+          ["{IN}A", "10000", "{IN}B", "{OUT}oddsRatio", "{OUT}sigma",
+           "{OUT}leftConf", "{OUT}rightConf", "{OUT}sigmasAway"]), 1e-9)
+
+# BivariateOrdinalOrdinalTest: Spearman's rho (average ranks of ties)
+# of A floor(U[1, 100]) and B floor(U[1, 75]), 10000 rows, weights
+# floor(U[1, 100]) (R repeats each row by its weight); eps 1e-9.
+for w in (False, True):
+    sys_case("app_OrdinalOrdinal%s" % ("_w" if w else ""),
+             "applications/descriptivestats/OrdinalOrdinal" +
+             ("WithWeightsTest" if w else ""), ["{IN}", "{EXP}"],
+             dict({"A": lambda: floored(rand(10000, 1, 1, 100, 1.0, 151)),
+                   "B": lambda: floored(rand(10000, 1, 1, 75, 1.0, 152))},
+                  **({"WM": lambda: floored(
+                      rand(10000, 1, 1, 100, 1.0, 153))} if w else {})),
+             "F = table(read($A), read($B)%s)\n" % (
+                 ", read($WM)" if w else "") +
+             "a = rowSums(F)\nb = t(colSums(F))\nW = sum(F)\n"
+             "ra = cumsum(a) - (a - 1) / 2\nrb = cumsum(b) - (b - 1) / 2\n"
+             "ma = sum(ra * a) / W\nmb = sum(rb * b) / W\n"
+             "cv = sum(F * ((ra - ma) %*% t(rb - mb)))\n"
+             "sa = sum(a * (ra - ma)^2)\nsb = sum(b * (rb - mb)^2)\n"
+             "write(as.matrix(cv / sqrt(sa * sb)), $Spearman, "
+             "format=\"csv\")\n",
+             scalar_outs(["Spearman"], 1e-9),
+             ("descriptivestats/OrdinalOrdinal%s.dml" % (
+                 "WithWeightsTest" if w else ""),
+              ["{IN}A", "10000", "{IN}B"] + (["{IN}WM"] if w else []) +
+              ["{OUT}Spearman"]), 1e-9)
+
+# BivariateScaleCategoricalTest: A floor(U[1, 100]), Y in [0, 250] at
+# sparsity 0.1, 10000 rows, weights floor(U[1, 10]); eps 1e-9.
+SC_OUTS = ["VarY", "MeanY", "CFreqs", "CMeans", "CVars", "Eta", "AnovaF"]
+for w in (False, True):
+    sys_case("app_ScaleCategorical%s" % ("_w" if w else ""),
+             "applications/descriptivestats/ScaleCategorical" +
+             ("WithWeightsTest" if w else ""), ["{IN}", "{EXP}"],
+             dict({"A": lambda: floored(rand(10000, 1, 1, 100, 1.0, 161)),
+                   "Y": lambda: rand(10000, 1, 0, 250, 0.1, 162)},
+                  **({"WM": lambda: floored(
+                      rand(10000, 1, 1, 10, 1.0, 163))} if w else {})),
+             "A = read($A)\nY = read($Y)\n" +
+             ("WM = read($WM)\n" if w else
+              "WM = matrix(1, nrow(Y), 1)\n") +
+             "W = sum(WM)\nmy = sum(Y * WM) / W\n"
+             "vy = moment(Y, WM, 2) * W / (W - 1)\n"
+             "N = aggregate(target=WM, groups=A, fn=\"sum\")\n"
+             "M = aggregate(target=Y * WM, groups=A, fn=\"sum\") / N\n"
+             "P = table(seq(1, nrow(A)), A)\n"
+             "V = t(P) %*% (WM * (Y - P %*% M)^2) / (N - 1)\nk = nrow(N)\n"
+             "eta = sqrt(1 - sum((N - 1) * V) / ((W - 1) * vy))\n"
+             "f = (sum(N * (M - my)^2) / (k - 1)) / "
+             "(sum((N - 1) * V) / (W - k))\n"
+             "write(as.matrix(vy), $VarY, format=\"csv\")\n"
+             "write(as.matrix(my), $MeanY, format=\"csv\")\n"
+             "write(N, $CFreqs, format=\"csv\")\n"
+             "write(M, $CMeans, format=\"csv\")\n"
+             "write(V, $CVars, format=\"csv\")\n"
+             "write(as.matrix(eta), $Eta, format=\"csv\")\n"
+             "write(as.matrix(f), $AnovaF, format=\"csv\")\n",
+             scalar_outs(SC_OUTS, 1e-9),
+             ("descriptivestats/ScaleCategorical%s.dml" % (
+                 "WithWeightsTest" if w else ""),
+              ["{IN}A", "10000", "{IN}Y"] + (["{IN}WM"] if w else []) +
+              ["{OUT}" + o for o in SC_OUTS]), 1e-9)
+
+# testPearsonRWithWeights: boot's corr(cbind(X, Y), w), X and Y in
+# [0, 10000] at sparsity 0.1, weights floor(U[1, 1000]), 100000 rows (here
+# 5000); eps 1e-10.
+sys_case("app_ScaleScale_w",
+         "applications/descriptivestats/ScaleScalePearsonRWithWeightsTest",
+         ["{IN}", "{EXP}"],
+         {"X": lambda: rand(5000, 1, 0, 10000, 0.1, 171),
+          "Y": lambda: rand(5000, 1, 0, 10000, 0.1, 172),
+          "WM": lambda: floored(rand(5000, 1, 1, 1000, 1.0, 173))},
+         "X = read($X)\nY = read($Y)\nWM = read($WM)\n"
+         "write(as.matrix(cov(X, Y, WM) / sqrt(moment(X, WM, 2) * "
+         "moment(Y, WM, 2)) * (sum(WM) - 1) / sum(WM)), $PearsonR, "
+         "format=\"csv\")\n",
+         scalar_outs(["PearsonR"], 1e-10),
+         ("descriptivestats/ScaleScalePearsonRWithWeightsTest.dml",
+          ["{IN}X", "5000", "{IN}Y", "{IN}WM", "{OUT}PearsonR"]), 1e-10)
+# ScaleScale (above) gets its SystemDS script too
+CASES[[c["name"] for c in CASES].index("app_ScaleScale")]["sys"] = (
+    "descriptivestats/ScaleScale.dml",
+    ["{IN}X", "2000", "{IN}Y", "{OUT}PearsonR"])
