@@ -480,3 +480,74 @@ sys_case("app_ScaleScale_w",
 CASES[[c["name"] for c in CASES].index("app_ScaleScale")]["sys"] = (
     "descriptivestats/ScaleScale.dml",
     ["{IN}X", "2000", "{IN}Y", "{OUT}PearsonR"])
+
+
+# HITSTest: hub and authority scores by power iteration from round(G)
+# (G uniform [0, 1], 1000 x 1000 dense, here 300 x 300), rescaled by the
+# maximum each step, until both squared changes are under tol (1e-6) or
+# past maxiter (2) steps; eps 1e-3. No builtin computes HITS, so braid's
+# script runs the iteration itself (SystemDS's HITS.dml: appdml.py).
+sys_case("app_HITS", "applications/hits/HITS",
+         ["{IN}", "2", "1.0E-6", "{EXP}"],
+         {"G": lambda: rand(300, 300, 0, 1, 1.0, 181)},
+         "G = read($G)\na = round(G)\nh = a\nstep = 0\ndone = FALSE\n"
+         "while (!done) {\n"
+         "  h0 = h\n  a0 = a\n  h = G %*% a\n  a = t(G) %*% h\n"
+         "  h = h / max(h)\n  a = a / max(a)\n"
+         "  done = (sum((h - h0)^2) < 1e-6 & sum((a - a0)^2) < 1e-6) "
+         "| step > 2\n"
+         "  step = step + 1\n}\n"
+         "write(h, $hubs, format=\"csv\")\n"
+         "write(a, $authorities, format=\"csv\")\n",
+         {"hubs": {}, "authorities": {}},
+         ("hits/HITS.dml", ["{IN}G", "2", "1.0E-6", "{OUT}hubs",
+                            "{OUT}authorities"]), 1e-3)
+
+# WelchTTest: per column, Welch's t statistic and its rounded
+# Welch-Satterthwaite degrees of freedom of two samples in [1, 5] at
+# sparsity 0.2 ({attributes, positive rows, negative rows} = {5, 100,
+# 150} and {50, 2000, 1500}, here {20, 500, 400}); eps 1e-13. braid's
+# script computes the variances by centring (the R twin and SystemDS's
+# script use sum of squares minus n mean^2).
+for na, npos, nneg in ((5, 100, 150), (20, 500, 400)):
+    sys_case("app_welchTTest_%d_%d" % (na, npos),
+             "applications/welchTTest/welchTTest", ["{IN}", "{EXP}"],
+             {"posSamples": lambda na=na, npos=npos:
+              rand(npos, na, 1, 5, 0.2, 191 + na),
+              "negSamples": lambda na=na, nneg=nneg:
+              rand(nneg, na, 1, 5, 0.2, 192 + na)},
+             "P = read($posSamples)\nN = read($negSamples)\n"
+             "np = nrow(P)\nnn = nrow(N)\n"
+             "vp = colSums((P - colMeans(P))^2) / (np - 1) / np\n"
+             "vn = colSums((N - colMeans(N))^2) / (nn - 1) / nn\n"
+             "write((colMeans(P) - colMeans(N)) / sqrt(vp + vn), "
+             "$t_statistics, format=\"csv\")\n"
+             "write(round((vp + vn)^2 / (vp^2 / (np - 1) + vn^2 / (nn - 1))),"
+             " $degrees_of_freedom, format=\"csv\")\n",
+             {"t_statistics": {}, "degrees_of_freedom": {}},
+             ("welchTTest/welchTTest.dml",
+              ["{IN}posSamples", "{IN}negSamples", "{OUT}t_statistics",
+               "{OUT}degrees_of_freedom"]), 1e-13)
+
+# GNMFTest: Lee and Seung's multiplicative updates (H first, then W, eps
+# 1e-8 in the denominators) from the given W and H, V in [1, 5] at
+# sparsity 0.2, W and H uniform [0, 1], {m, n, k} = {100, 50, 5} (also
+# {2000, 1500, 50}; here {150, 120, 10}), maxiter 2 (here also 10); eps
+# 1e-6. braid's gnmf draws its own start, so braid's script runs the
+# updates (SystemDS's GNMF.dml: appdml.py).
+for m, n, k, it in ((100, 50, 5, 2), (150, 120, 10, 10)):
+    sys_case("app_GNMF_%d_%d" % (m, it), "applications/gnmf/GNMF",
+             ["{IN}", str(it), "{EXP}"],
+             {"v": lambda m=m, n=n: rand(m, n, 1, 5, 0.2, 201 + m),
+              "w": lambda m=m, k=k: rand(m, k, 0, 1, 1.0, 202 + m),
+              "h": lambda n=n, k=k: rand(k, n, 0, 1, 1.0, 203 + n)},
+             "V = read($v)\nW = read($w)\nH = read($h)\n"
+             "for (i in 1:%d) {\n"
+             "  H = H * (t(W) %%*%% V) / (t(W) %%*%% W %%*%% H + 1e-8)\n"
+             "  W = W * (V %%*%% t(H)) / (W %%*%% (H %%*%% t(H)) + 1e-8)\n"
+             "}\n"
+             "write(W, $out_w, format=\"csv\")\nwrite(H, $out_h, format=\"csv\")\n"
+             % it,
+             {"w": {}, "h": {}},
+             ("gnmf/GNMF.dml", ["{IN}v", "{IN}w", "{IN}h", str(it),
+                                "{OUT}w", "{OUT}h"]), 1e-6)

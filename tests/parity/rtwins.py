@@ -249,11 +249,16 @@ def read_known():
 def bind(case, d):
     """case's script with each $-argument (an input or an output, named
     like it) replaced by its path in d, quoted: names may hold a dot
-    (learnt.model), which -nvargs cannot bind."""
+    (learnt.model), which -nvargs cannot bind. $out_<o> names output o
+    too, and only it where an input has the same name (GNMF's w and h)."""
     body = case["dml"]
     names = list(case["inputs"]) + ["out_" + o for o in case["outputs"]]
     for n in sorted(names, key=len, reverse=True):
         path = '"%s/%s.csv"' % (d, n)
+        if n.startswith("out_"):
+            body = body.replace("$" + n, path)
+            if n[4:] in case["inputs"]:
+                continue
         body = body.replace("$" + (n[4:] if n.startswith("out_") else n),
                             path)
     return body
