@@ -551,3 +551,58 @@ for m, n, k, it in ((100, 50, 5, 2), (150, 120, 10, 10)):
              {"w": {}, "h": {}},
              ("gnmf/GNMF.dml", ["{IN}v", "{IN}w", "{IN}h", str(it),
                                 "{OUT}w", "{OUT}h"]), 1e-6)
+
+
+def add_sys(prefix, make):
+    """Gives each case named prefix* the sys that make(case) returns."""
+    for c in CASES:
+        if c["name"].startswith(prefix) and "sys" not in c:
+            c["sys"] = make(c)
+
+
+def icpt(c):
+    return c["name"][-1]
+
+
+# SystemDS's scripts of the twins above (their Java tests' arguments)
+add_sys("app_L2SVM_", lambda c: ("l2svm/L2SVM.dml", [], {
+    "X": "{IN}X", "Y": "{IN}Y", "icpt": icpt(c), "tol": "1.0E-10",
+    "reg": "1.0", "maxiter": "3", "model": "{OUT}w", "Log": "{OUT}Log"}))
+add_sys("app_msvm_", lambda c: ("m-svm/m-svm.dml", [], {
+    "X": "{IN}X", "Y": "{IN}Y", "classes": "10", "tol": "0.001",
+    "reg": "1.0", "maxiter": "100", "icpt": icpt(c), "model": "{OUT}w",
+    "Log": "{OUT}Log"}))
+add_sys("app_LinearRegression_", lambda c: (
+    "linear_regression/LinearRegression.dml",
+    ["{IN}v", "{IN}y", "1.0E-8", "{OUT}w"]))
+for d in ("naive-bayes", "naive-bayes-parfor"):
+    add_sys("app_%s_" % d, lambda c, d=d: ("%s/naive-bayes.dml" % d, [], {
+        "X": "{IN}X", "Y": "{IN}Y", "classes": "10", "laplace": "1",
+        "prior": "{OUT}prior", "conditionals": "{OUT}conditionals",
+        "accuracy": "{OUT}accuracy"}))
+for r in ("CsplineDS", "CsplineCG"):
+    add_sys("app_%s_" % r, lambda c, r=r: ("cspline/%s.dml" % r, [], dict({
+        "X": "{IN}X", "Y": "{IN}Y", "K": "{OUT}K", "O": "{OUT}pred_y",
+        "inp_x": "4.5"}, **({"maxi": c["name"].split("_")[-1]}
+                           if r == "CsplineCG" else {}))))
+
+
+def glm_sys(c):
+    a = c["rargs"]  # X, Y, dfam, par, link, lpow, ...
+    bern = a[2] == "2" and float(a[3]) != 1.0
+    return ("glm/GLM.dml", [], {
+        "dfam": a[2], "yneg" if bern else "vpow": a[3],
+        "vpow" if bern else "yneg": "0.0", "link": a[4], "lpow": a[5],
+        "icpt": "2", "disp": "0.0", "reg": "0.0",
+        "tol": "0.000000000001", "moi": "300", "mii": "0",
+        "X": "{IN}X", "Y": "{IN}Y", "B": "{OUT}betas_R"}, {"betas_R": 1})
+
+
+add_sys("app_GLM_", glm_sys)
+add_sys("app_parfor_corr_large", lambda c: (
+    "parfor/parfor_corr_large1.dml", ["{IN}V", "200", "20", "{OUT}Rout"]))
+add_sys("app_parfor_corr", lambda c: (
+    "parfor/parfor_corr1.dml", ["{IN}V", "200", "20", "{OUT}Rout"]))
+add_sys("app_parfor_naive-bayes_", lambda c: (
+    "parfor/parfor_naive-bayes1.dml",
+    ["{IN}D", "{IN}C", "5", "{OUT}class_prior", "{OUT}class_conditionals"]))
