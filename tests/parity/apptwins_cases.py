@@ -606,3 +606,35 @@ add_sys("app_parfor_corr", lambda c: (
 add_sys("app_parfor_naive-bayes_", lambda c: (
     "parfor/parfor_naive-bayes1.dml",
     ["{IN}D", "{IN}C", "5", "{OUT}class_prior", "{OUT}class_conditionals"]))
+
+
+# ArimaTest (arima_old.R with arima_old.dml's positional arguments; the
+# nvargs variant arima.dml/arima.R is the same computation):
+# max_func_invoc 10, (p, d, q) = (P, D, Q) = (1, 1, 1), s 24, include_mean
+# 1, Jacobi's method; a series in [1, 5] at sparsity 0.9, 3000 long (here
+# 1000); eps 1e-14. Also 40 evaluations with the CG solver (useJacobi 0)
+# and no mean, and a plain ARIMA(2, 0, 1) without seasons (30).
+ARIMA_ARGS = (("10", "1", "1", "1", "1", "1", "1", "24", "1", "1"),
+              ("40", "1", "1", "1", "1", "1", "1", "24", "0", "0"),
+              ("30", "2", "0", "1", "0", "0", "0", "1", "0", "1"))
+for r in ("arima", "arima_old"):
+    for k, a in enumerate(ARIMA_ARGS):
+        sys_case("app_%s_%d" % (r, k), "applications/arima_box-jenkins/" + r,
+                 ["{IN}"] + list(a) + ["{EXP}"],
+                 {"col": lambda k=k: rand(1000, 1, 1, 5, 0.9, 211 + k)},
+                 "m = arima(X=read($col), max_func_invoc=%s, p=%s, d=%s, "
+                 "q=%s, P=%s, D=%s, Q=%s, s=%s, include_mean=%s, "
+                 "solver=\"%s\")\n"
+                 "write(m, $learnt.model, format=\"csv\")\n"
+                 % (a[:8] + ("TRUE" if a[8] == "1" else "FALSE",
+                             "jacobi" if a[9] == "1" else "cg")),
+                 {"learnt.model": {}},
+                 ("arima_box-jenkins/arima_old.dml",
+                  ["{IN}col"] + list(a) + ["{OUT}learnt.model"])
+                 if r == "arima_old" else
+                 ("arima_box-jenkins/arima.dml", [], dict(
+                     zip(("max_func_invoc", "p", "d", "q", "P", "D", "Q", "s",
+                          "include_mean"), a[:9]),
+                     X="{IN}col", dest="{OUT}learnt.model",
+                     solver="jacobi" if a[9] == "1" else "cg",
+                     result_format="text")), 1e-14)
