@@ -638,3 +638,135 @@ for r in ("arima", "arima_old"):
                      X="{IN}col", dest="{OUT}learnt.model",
                      solver="jacobi" if a[9] == "1" else "cg",
                      result_format="text")), 1e-14)
+
+
+def kinds(cols):
+    """The parfor stats tests' column kinds: (i mod 3) + 1 (1 scale, 2
+    nominal, 3 ordinal)."""
+    return [[float(i % 3 + 1) for i in range(cols)]]
+
+
+def stats_data(rows, cols, seed):
+    """D in [1, 5] (the tests' minVal and maxVal), the nominal and ordinal
+    columns floored."""
+    D = rand(rows, cols, 1, 5, 1.0, seed)
+    return [[math.floor(v) if j % 3 else v for j, v in enumerate(r)]
+            for r in D]
+
+
+# ParForUnivariateStatsTest (removed from SystemDS with the MR backend;
+# its R twin and parfor_univariate*.dml remain): 17 base statistics of
+# each of 30 columns of kinds 1, 2, 3 (the counts of each category too),
+# D 1000 x 30 (rows: CPThreshold + 1); maxC 5; eps 1e-10. braid's univar
+# gives the base statistics; the counts come from table.
+sys_case("app_parfor_univariate", "applications/parfor/parfor_univariate",
+         ["{IN}", "5", "{EXP}"],
+         {"D": lambda: stats_data(1000, 30, 7777), "K": lambda: kinds(30)},
+         "A = read($D)\nK = read($K)\n"
+         "write(univar(X=A, types=K), $base.stats, format=\"csv\")\n"
+         "C = matrix(0, 5, ncol(A))\n"
+         "for (i in 1:ncol(A))\n"
+         "  if (as.scalar(K[1, i]) > 1)\n"
+         "    C[, i] = table(A[, i], 1, 5, 1)\n"
+         "write(C, $categorical.counts, format=\"csv\")\n",
+         {"base.stats": {}, "categorical.counts": {}},
+         ("parfor/parfor_univariate1.dml", ["{IN}D", "{IN}K", "5", "{OUT}"]),
+         1e-10)
+
+
+def col_sets(n, cols, seed):
+    """S1 or S2: floor(U[1, cols + 1 - 1e-10]) (the test's column sets)."""
+    return floored(rand(1, n, 1, cols + 1 - 1e-10, 1.0, seed))
+
+
+def set_kinds(S, cols):
+    return [[float((int(v) - 1) % 3 + 1) for v in S[0]]]
+
+
+# ParForBivariateStatsTest: for each pair (S1[i], S2[j]) of 10 x 10
+# columns of D 1000 x 30 (kinds as above): Pearson's r (scale-scale);
+# chi-squared, its degrees of freedom, p-value and Cramer's V (two
+# categorical columns), Spearman's rho (ordinal-ordinal); eta and the
+# ANOVA F with each category's count, mean and variance (scale against
+# categorical); maxC 5; eps 1e-10. braid's script computes each pair with
+# braid's operators (cor, table, cdf, aggregate).
+BIVAR_DML = """D = read($D)
+S1 = read($S1)
+S2 = read($S2)
+K1 = read($K1)
+K2 = read($K2)
+n2 = ncol(S2)
+B = matrix(0, 8, ncol(S1) * n2)
+CC = matrix(0, 5, ncol(B))
+CM = matrix(0, 5, ncol(B))
+CV = matrix(0, 5, ncol(B))
+for (i in 1:ncol(S1)) {
+  for (j in 1:n2) {
+    p = (i - 1) * n2 + j
+    k1 = as.scalar(K1[1, i])
+    k2 = as.scalar(K2[1, j])
+    X1 = D[, as.scalar(S1[1, i])]
+    X2 = D[, as.scalar(S2[1, j])]
+    if (k1 == 1 & k2 == 1) {
+      R = cor(cbind(X1, X2))
+      B[1, p] = R[1, 2]
+    }
+    else if (k1 > 1 & k2 > 1) {
+      F = table(X1, X2)
+      W = sum(F)
+      E = rowSums(F) %*% colSums(F) / W
+      chi = sum((F - E)^2 / E)
+      df = (nrow(F) - 1) * (ncol(F) - 1)
+      B[2, p] = chi
+      B[3, p] = df
+      B[4, p] = 1 - cdf(target=chi, dist="chisq", df=df)
+      B[5, p] = sqrt(chi / (W * (min(nrow(F), ncol(F)) - 1)))
+      if (k1 == 3 & k2 == 3) {
+        a = rowSums(F)
+        b = t(colSums(F))
+        ra = cumsum(a) - (a - 1) / 2
+        rb = cumsum(b) - (b - 1) / 2
+        da = ra - sum(ra * a) / W
+        db = rb - sum(rb * b) / W
+        B[6, p] = sum(F * (da %*% t(db))) / sqrt(sum(a * da^2) * sum(b * db^2))
+      }
+    }
+    else {
+      A = X2
+      Y = X1
+      if (k2 == 1) {
+        A = X1
+        Y = X2
+      }
+      W = nrow(Y)
+      vy = var(Y)
+      N = aggregate(target=Y, groups=A, fn="count")
+      M = aggregate(target=Y, groups=A, fn="mean")
+      V = aggregate(target=Y, groups=A, fn="variance")
+      k = nrow(N)
+      B[7, p] = sqrt(1 - sum((N - 1) * V) / ((W - 1) * vy))
+      B[8, p] = (sum(N * (M - mean(Y))^2) / (k - 1)) / (sum((N - 1) * V) / (W - k))
+      CC[1:k, p] = N
+      CM[1:k, p] = M
+      CV[1:k, p] = V
+    }
+  }
+}
+write(B, $bivar.stats, format="csv")
+write(CC, $category.counts, format="csv")
+write(CM, $category.means, format="csv")
+write(CV, $category.variances, format="csv")
+"""
+sys_case("app_parfor_bivariate", "applications/parfor/parfor_bivariate",
+         ["{IN}", "5", "{EXP}"],
+         {"D": lambda: stats_data(1000, 30, 7777),
+          "S1": lambda: col_sets(10, 30, 1112),
+          "S2": lambda: col_sets(10, 30, 1113),
+          "K1": lambda: set_kinds(col_sets(10, 30, 1112), 30),
+          "K2": lambda: set_kinds(col_sets(10, 30, 1113), 30)},
+         BIVAR_DML,
+         {"bivar.stats": {}, "category.counts": {}, "category.means": {},
+          "category.variances": {}},
+         ("parfor/parfor_bivariate1.dml",
+          ["{IN}D", "{IN}S1", "{IN}S2", "{IN}K1", "{IN}K2", "{OUT}", "1000",
+           "30", "10", "100", "5"]), 1e-10)
