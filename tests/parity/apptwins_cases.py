@@ -770,3 +770,98 @@ sys_case("app_parfor_bivariate", "applications/parfor/parfor_bivariate",
          ("parfor/parfor_bivariate1.dml",
           ["{IN}D", "{IN}S1", "{IN}S2", "{IN}K1", "{IN}K2", "{OUT}", "1000",
            "30", "10", "100", "5"]), 1e-10)
+
+
+# Twins only SystemDS's own script computes: no braid builtin implements
+# the algorithm, and a braid script of the same length would be a copy of
+# it. rtwins.py gen writes their R numbers and appdml.py runs SystemDS's
+# script with braid's interpreter against them; rtwins.py run (CI) leaves
+# them out.
+SYS_ONLY = []
+
+
+def sys_only(name, r, rargs, inputs, outputs, sys, tol):
+    SYS_ONLY.append(dict(name=name, r=r, rargs=rargs, inputs=inputs,
+                         dml=None, outputs=outputs, tol=tol, nvargs={},
+                         sys=sys))
+
+
+# ID3Test: an ID3 decision tree (nodes and edges) of X round(U[1, 10])
+# 100 x 50 and labels round(U[1, 10]) (also 1000 rows); eps 1e-14.
+for rows in (100, 300):
+    sys_only("app_id3_%d" % rows, "applications/id3/id3", ["{IN}", "{EXP}"],
+             {"X": lambda rows=rows: rounded(rand(rows, 50, 1, 10, 1.0, 3)),
+              "y": lambda rows=rows: rounded(rand(rows, 1, 1, 10, 1.0, 7))},
+             {"nodes": {}, "edges": {}},
+             ("id3/id3.dml", ["{IN}X", "{IN}y", "{OUT}nodes", "{OUT}edges"]),
+             1e-14)
+
+
+def mda_data(n, m, seed):
+    """MDABivariateStatsTest's X: uniform [0, 1], the columns from m/2 on
+    (0-based) made 5-valued categories 1..5 by fifths."""
+    X = rand(n, m, 0, 1, 1.0, seed)
+    return [[v if j < m // 2 else float(min(int(v / 0.2) + 1, 5))
+             for j, v in enumerate(r)] for r in X]
+
+
+# MDABivariateStatsTest: the label column (1, scale, or 100, categorical)
+# against every other column of X 1000 x 100 (levels: 1 scale for columns
+# up to m/2, else 0 categorical); only stats is compared; eps 1e-6.
+for li, lvl in ((1, 1), (100, 0)):
+    feats = [i for i in range(1, 101) if i != li]
+    sys_only("app_MDABivariateStats_%d" % li,
+             "applications/mdabivar/MDABivariateStats",
+             ["{IN}", str(li), str(lvl), "{EXP}"],
+             {"X": lambda: mda_data(1000, 100, 221),
+              "feature_indices": lambda feats=feats: [[float(i)]
+                                                      for i in feats],
+              "feature_measurement_levels": lambda feats=feats: [
+                  [0.0 if i > 50 else 1.0] for i in feats]},
+             {"stats": {}},
+             ("mdabivar/MDABivariateStats.dml",
+              ["{IN}X", str(li), "{IN}feature_indices", str(lvl),
+               "{IN}feature_measurement_levels"] + ["{OUT}" + o for o in (
+                   "stats", "tests", "covariances", "standard_deviations",
+                   "contingency_tables_counts",
+                   "contingency_tables_label_values",
+                   "contingency_tables_feature_values", "feature_values",
+                   "feature_counts", "feature_means",
+                   "feature_standard_deviations")]), 1e-6)
+
+# ParForCVMulticlassSVMTest: 4-fold cross-validation (folds P
+# round(U[0.51, 4.49])) of one-against-all L2-SVMs (3 classes, labels
+# round(U[0.51, 3.49]), epsilon 1e-3, lambda 1, maxiter 100, no
+# intercept) on X 1200 x 70 in [0, 1], dense and at sparsity 0.1; eps
+# 1e-10. A row of zeros scores 0 for every class, and the tie goes to the
+# first class in R (which.max) but to the last in SystemDS's rowIndexMax
+# (braid's too): at 600 x 30 (25 such rows) the fold accuracies differ by
+# up to 1.4 points; at the Java test's 1200 x 70 no row is all zero.
+for sp in (1.0, 0.1):
+    sys_only("app_parfor_cv_multiclasssvm_%g" % sp,
+             "applications/parfor/parfor_cv_multiclasssvm",
+             ["{IN}", "4", "0", "3", "0.001", "1.0", "100", "{EXP}"],
+             {"X": lambda sp=sp: rand(1200, 70, 0, 1, sp, 231),
+              "y": lambda: rounded(rand(1200, 1, 0.51, 3.49, 1.0, 232)),
+              "P": lambda: rounded(rand(1200, 1, 0.51, 4.49, 1.0, 233))},
+             {"stats": {}},
+             ("parfor/parfor_cv_multiclasssvm1.dml",
+              ["{IN}X", "{IN}y", "1200", "70", "4", "0", "3", "0.001", "1.0",
+               "100", "{OUT}stats", "{IN}P"]), 1e-10)
+
+# LinearLogRegTest: a trust-region Newton method for L2-regularized
+# logistic regression (C = 2, 3 outer and 3 inner iterations at most, w
+# from 0) on X in [1, 10] 100 x 50 at sparsity 0.01 and 0.7 with y in
+# [0.01, 1], Xt and yt 25 rows (only the printed accuracy uses them);
+# eps 1e-14. braid's multiLogReg is SystemDS's other trust-region method
+# (another radius rule, no C), so only SystemDS's script is compared.
+for sp in (0.01, 0.7):
+    sys_only("app_LinearLogReg_%g" % sp,
+             "applications/linearLogReg/LinearLogReg", ["{IN}", "{EXP}"],
+             {"X": lambda sp=sp: rand(100, 50, 1, 10, sp, 241),
+              "Xt": lambda sp=sp: rand(25, 50, 1, 10, sp, 242),
+              "y": lambda: rand(100, 1, 0.01, 1, 1.0, 243),
+              "yt": lambda: rand(25, 1, 0.01, 1, 1.0, 244)},
+             {"w": {}},
+             ("linearLogReg/LinearLogReg.dml",
+              ["{IN}X", "{IN}Xt", "{IN}y", "{IN}yt", "{OUT}w"]), 1e-14)

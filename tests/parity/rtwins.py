@@ -151,7 +151,8 @@ def r_script(mirror, case):
 
 def gen(mirror, filt):
     failed = 0
-    for case in selected(filt):
+    for case in selected(filt) + [c for c in apptwins_cases.SYS_ONLY
+                                  if not filt or filt in c["name"]]:
         d = tempfile.mkdtemp(prefix="rtwins-")
         indir, expdir = d + "/in/", d + "/exp/"
         os.makedirs(indir)
