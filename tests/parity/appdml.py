@@ -164,14 +164,7 @@ def main(argv):
         return 2
     braid, mirror = os.path.abspath(argv[1]), argv[2]
     filt = argv[3] if len(argv) > 3 else ""
-    known = {}
-    if os.path.exists(KNOWN):
-        with open(KNOWN) as f:
-            for line in f:
-                line = line.strip()
-                if line and not line.startswith("#"):
-                    key, _, why = line.partition(":")
-                    known[key.strip()] = why.strip()
+    known = rtwins.read_known(KNOWN)
     passed = failed = 0
     for case in apptwins_cases.CASES + apptwins_cases.SYS_ONLY:
         if "sys" not in case or (filt and filt not in case["name"]):

@@ -357,23 +357,37 @@ CHISQ_DML = (
     "write(as.matrix(sqrt(chi / (W * (min(nrow(F), ncol(F)) - 1)))), "
     "$CramersV, format=\"csv\")\n")
 
+def bivar_twin(test, pair, make, wmake, body, outs):
+    """A Bivariate*Test twin, unweighted and weighted (<test>WithWeightsTest,
+    case name suffix _w): inputs pair (names A and B or Y, made by make)
+    and WM (wmake), 10000 rows; body computes the outputs from them (and
+    from $WM only when weighted)."""
+    for w in (False, True):
+        inputs = dict(zip(pair, make))
+        if w:
+            inputs["WM"] = wmake
+        sys_case("app_%s%s" % (test, "_w" if w else ""),
+                 "applications/descriptivestats/%s%s" % (
+                     test, "WithWeightsTest" if w else ""), ["{IN}", "{EXP}"],
+                 inputs, body(w), scalar_outs(outs, 1e-9),
+                 ("descriptivestats/%s%s.dml" % (
+                     test, "WithWeightsTest" if w else ""),
+                  ["{IN}" + pair[0], "10000", "{IN}" + pair[1]] +
+                  (["{IN}WM"] if w else []) + ["{OUT}" + o for o in outs]),
+                 1e-9)
+
+
+def table_of(w):
+    return "F = table(read($A), read($B)%s)\n" % (", read($WM)" if w else "")
+
+
 # BivariateCategoricalCategoricallTest: A round(U[1, 100]), B
 # round(U[1, 150]), 10000 rows, weights round(U[1, 100]); eps 1e-9.
-for w in (False, True):
-    sys_case("app_CategoricalCategorical%s" % ("_w" if w else ""),
-             "applications/descriptivestats/CategoricalCategorical" +
-             ("WithWeightsTest" if w else ""), ["{IN}", "{EXP}"],
-             dict({"A": lambda: rounded(rand(10000, 1, 1, 100, 1.0, 3)),
-                   "B": lambda: rounded(rand(10000, 1, 1, 150, 1.0, 7))},
-                  **({"WM": lambda: rounded(
-                      rand(10000, 1, 1, 100, 1.0, 131))} if w else {})),
-             "F = table(read($A), read($B)%s)\n" % (
-                 ", read($WM)" if w else "") + CHISQ_DML,
-             scalar_outs(["PValue", "CramersV"], 1e-9),
-             ("descriptivestats/CategoricalCategorical%s.dml" % (
-                 "WithWeightsTest" if w else ""),
-              ["{IN}A", "10000", "{IN}B"] + (["{IN}WM"] if w else []) +
-              ["{OUT}PValue", "{OUT}CramersV"]), 1e-9)
+bivar_twin("CategoricalCategorical", ("A", "B"),
+           (lambda: rounded(rand(10000, 1, 1, 100, 1.0, 3)),
+            lambda: rounded(rand(10000, 1, 1, 150, 1.0, 7))),
+           lambda: rounded(rand(10000, 1, 1, 100, 1.0, 131)),
+           lambda w: table_of(w) + CHISQ_DML, ["PValue", "CramersV"])
 
 # testOddsRatio: A and B round(U[1, 2]) 10000 rows; eps 1e-9.
 sys_case("app_OddsRatio", "applications/descriptivestats/OddsRatio",
@@ -401,64 +415,44 @@ sys_case("app_OddsRatio", "applications/descriptivestats/OddsRatio",
 # BivariateOrdinalOrdinalTest: Spearman's rho (average ranks of ties)
 # of A floor(U[1, 100]) and B floor(U[1, 75]), 10000 rows, weights
 # floor(U[1, 100]) (R repeats each row by its weight); eps 1e-9.
-for w in (False, True):
-    sys_case("app_OrdinalOrdinal%s" % ("_w" if w else ""),
-             "applications/descriptivestats/OrdinalOrdinal" +
-             ("WithWeightsTest" if w else ""), ["{IN}", "{EXP}"],
-             dict({"A": lambda: floored(rand(10000, 1, 1, 100, 1.0, 151)),
-                   "B": lambda: floored(rand(10000, 1, 1, 75, 1.0, 152))},
-                  **({"WM": lambda: floored(
-                      rand(10000, 1, 1, 100, 1.0, 153))} if w else {})),
-             "F = table(read($A), read($B)%s)\n" % (
-                 ", read($WM)" if w else "") +
-             "a = rowSums(F)\nb = t(colSums(F))\nW = sum(F)\n"
-             "ra = cumsum(a) - (a - 1) / 2\nrb = cumsum(b) - (b - 1) / 2\n"
-             "ma = sum(ra * a) / W\nmb = sum(rb * b) / W\n"
-             "cv = sum(F * ((ra - ma) %*% t(rb - mb)))\n"
-             "sa = sum(a * (ra - ma)^2)\nsb = sum(b * (rb - mb)^2)\n"
-             "write(as.matrix(cv / sqrt(sa * sb)), $Spearman, "
-             "format=\"csv\")\n",
-             scalar_outs(["Spearman"], 1e-9),
-             ("descriptivestats/OrdinalOrdinal%s.dml" % (
-                 "WithWeightsTest" if w else ""),
-              ["{IN}A", "10000", "{IN}B"] + (["{IN}WM"] if w else []) +
-              ["{OUT}Spearman"]), 1e-9)
+bivar_twin("OrdinalOrdinal", ("A", "B"),
+           (lambda: floored(rand(10000, 1, 1, 100, 1.0, 151)),
+            lambda: floored(rand(10000, 1, 1, 75, 1.0, 152))),
+           lambda: floored(rand(10000, 1, 1, 100, 1.0, 153)),
+           lambda w: table_of(w) +
+           "a = rowSums(F)\nb = t(colSums(F))\nW = sum(F)\n"
+           "ra = cumsum(a) - (a - 1) / 2\nrb = cumsum(b) - (b - 1) / 2\n"
+           "ma = sum(ra * a) / W\nmb = sum(rb * b) / W\n"
+           "cv = sum(F * ((ra - ma) %*% t(rb - mb)))\n"
+           "sa = sum(a * (ra - ma)^2)\nsb = sum(b * (rb - mb)^2)\n"
+           "write(as.matrix(cv / sqrt(sa * sb)), $Spearman, "
+           "format=\"csv\")\n", ["Spearman"])
 
 # BivariateScaleCategoricalTest: A floor(U[1, 100]), Y in [0, 250] at
 # sparsity 0.1, 10000 rows, weights floor(U[1, 10]); eps 1e-9.
-SC_OUTS = ["VarY", "MeanY", "CFreqs", "CMeans", "CVars", "Eta", "AnovaF"]
-for w in (False, True):
-    sys_case("app_ScaleCategorical%s" % ("_w" if w else ""),
-             "applications/descriptivestats/ScaleCategorical" +
-             ("WithWeightsTest" if w else ""), ["{IN}", "{EXP}"],
-             dict({"A": lambda: floored(rand(10000, 1, 1, 100, 1.0, 161)),
-                   "Y": lambda: rand(10000, 1, 0, 250, 0.1, 162)},
-                  **({"WM": lambda: floored(
-                      rand(10000, 1, 1, 10, 1.0, 163))} if w else {})),
-             "A = read($A)\nY = read($Y)\n" +
-             ("WM = read($WM)\n" if w else
-              "WM = matrix(1, nrow(Y), 1)\n") +
-             "W = sum(WM)\nmy = sum(Y * WM) / W\n"
-             "vy = moment(Y, WM, 2) * W / (W - 1)\n"
-             "N = aggregate(target=WM, groups=A, fn=\"sum\")\n"
-             "M = aggregate(target=Y * WM, groups=A, fn=\"sum\") / N\n"
-             "P = table(seq(1, nrow(A)), A)\n"
-             "V = t(P) %*% (WM * (Y - P %*% M)^2) / (N - 1)\nk = nrow(N)\n"
-             "eta = sqrt(1 - sum((N - 1) * V) / ((W - 1) * vy))\n"
-             "f = (sum(N * (M - my)^2) / (k - 1)) / "
-             "(sum((N - 1) * V) / (W - k))\n"
-             "write(as.matrix(vy), $VarY, format=\"csv\")\n"
-             "write(as.matrix(my), $MeanY, format=\"csv\")\n"
-             "write(N, $CFreqs, format=\"csv\")\n"
-             "write(M, $CMeans, format=\"csv\")\n"
-             "write(V, $CVars, format=\"csv\")\n"
-             "write(as.matrix(eta), $Eta, format=\"csv\")\n"
-             "write(as.matrix(f), $AnovaF, format=\"csv\")\n",
-             scalar_outs(SC_OUTS, 1e-9),
-             ("descriptivestats/ScaleCategorical%s.dml" % (
-                 "WithWeightsTest" if w else ""),
-              ["{IN}A", "10000", "{IN}Y"] + (["{IN}WM"] if w else []) +
-              ["{OUT}" + o for o in SC_OUTS]), 1e-9)
+bivar_twin("ScaleCategorical", ("A", "Y"),
+           (lambda: floored(rand(10000, 1, 1, 100, 1.0, 161)),
+            lambda: rand(10000, 1, 0, 250, 0.1, 162)),
+           lambda: floored(rand(10000, 1, 1, 10, 1.0, 163)),
+           lambda w: "A = read($A)\nY = read($Y)\n" +
+           ("WM = read($WM)\n" if w else "WM = matrix(1, nrow(Y), 1)\n") +
+           "W = sum(WM)\nmy = sum(Y * WM) / W\n"
+           "vy = moment(Y, WM, 2) * W / (W - 1)\n"
+           "N = aggregate(target=WM, groups=A, fn=\"sum\")\n"
+           "M = aggregate(target=Y * WM, groups=A, fn=\"sum\") / N\n"
+           "P = table(seq(1, nrow(A)), A)\n"
+           "V = t(P) %*% (WM * (Y - P %*% M)^2) / (N - 1)\nk = nrow(N)\n"
+           "eta = sqrt(1 - sum((N - 1) * V) / ((W - 1) * vy))\n"
+           "f = (sum(N * (M - my)^2) / (k - 1)) / "
+           "(sum((N - 1) * V) / (W - k))\n"
+           "write(as.matrix(vy), $VarY, format=\"csv\")\n"
+           "write(as.matrix(my), $MeanY, format=\"csv\")\n"
+           "write(N, $CFreqs, format=\"csv\")\n"
+           "write(M, $CMeans, format=\"csv\")\n"
+           "write(V, $CVars, format=\"csv\")\n"
+           "write(as.matrix(eta), $Eta, format=\"csv\")\n"
+           "write(as.matrix(f), $AnovaF, format=\"csv\")\n",
+           ["VarY", "MeanY", "CFreqs", "CMeans", "CVars", "Eta", "AnovaF"])
 
 # testPearsonRWithWeights: boot's corr(cbind(X, Y), w), X and Y in
 # [0, 10000] at sparsity 0.1, weights floor(U[1, 1000]), 100000 rows (here

@@ -235,10 +235,11 @@ def max_diff(want, got, mode):
     return worst
 
 
-def read_known():
+def read_known(path=KNOWN):
+    """{"<case>/<output>": reason} of a known-differences file."""
     known = {}
-    if os.path.exists(KNOWN):
-        with open(KNOWN) as f:
+    if os.path.exists(path):
+        with open(path) as f:
             for line in f:
                 line = line.strip()
                 if line and not line.startswith("#"):
