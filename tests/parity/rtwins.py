@@ -151,7 +151,8 @@ def r_script(mirror, case):
 
 def gen(mirror, filt):
     failed = 0
-    for case in selected(filt):
+    for case in selected(filt) + [c for c in apptwins_cases.SYS_ONLY
+                                  if not filt or filt in c["name"]]:
         d = tempfile.mkdtemp(prefix="rtwins-")
         indir, expdir = d + "/in/", d + "/exp/"
         os.makedirs(indir)
@@ -234,10 +235,11 @@ def max_diff(want, got, mode):
     return worst
 
 
-def read_known():
+def read_known(path=KNOWN):
+    """{"<case>/<output>": reason} of a known-differences file."""
     known = {}
-    if os.path.exists(KNOWN):
-        with open(KNOWN) as f:
+    if os.path.exists(path):
+        with open(path) as f:
             for line in f:
                 line = line.strip()
                 if line and not line.startswith("#"):
@@ -249,11 +251,16 @@ def read_known():
 def bind(case, d):
     """case's script with each $-argument (an input or an output, named
     like it) replaced by its path in d, quoted: names may hold a dot
-    (learnt.model), which -nvargs cannot bind."""
+    (learnt.model), which -nvargs cannot bind. $out_<o> names output o
+    too, and only it where an input has the same name (GNMF's w and h)."""
     body = case["dml"]
     names = list(case["inputs"]) + ["out_" + o for o in case["outputs"]]
     for n in sorted(names, key=len, reverse=True):
         path = '"%s/%s.csv"' % (d, n)
+        if n.startswith("out_"):
+            body = body.replace("$" + n, path)
+            if n[4:] in case["inputs"]:
+                continue
         body = body.replace("$" + (n[4:] if n.startswith("out_") else n),
                             path)
     return body
