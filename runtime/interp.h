@@ -25,6 +25,9 @@ typedef struct RtOptions {
     void *recompiled_ctx;
     bool loop_stats;      /* count the loops' iterations (rt->loops) */
     int cla;              /* sysds.compressed.linalg: RT_CLA_OFF/ON/AUTO */
+    /* -bindcheck: calls of DML functions print their bindings instead of
+     * running the body (bindcheck.h) */
+    bool bindcheck;
     /* the buffer pool of the context that owns this run (base.h: an
      * embedding script's, kept across its runs); NULL: the run makes its
      * own, freed by rt_destroy */
