@@ -136,11 +136,7 @@ int rt_bindcheck_call(Rt *rt, const Func *fn, const Value *args, Value *out)
         free(text);
         return rt_fail(rt, fn->span, e.code ? e.code : BR_EFAIL, "%s", e.code ? e.msg : "failed");
     }
-    pthread_mutex_lock(&rt->lock);
-    fputs(text, rt->opt.out);
-    fputc('\n', rt->opt.out);
-    fflush(rt->opt.out);
-    pthread_mutex_unlock(&rt->lock);
+    rt_print_line(rt, text);
     free(text);
 
     Value l = val_list_new(fn->nout);

@@ -57,6 +57,15 @@ void rt_destroy(Rt *rt)
     cla_stats_destroy(&rt->cla);
 }
 
+void rt_print_line(Rt *rt, const char *s)
+{
+    pthread_mutex_lock(&rt->lock);
+    fputs(s, rt->opt.out);
+    fputc('\n', rt->opt.out);
+    fflush(rt->opt.out);
+    pthread_mutex_unlock(&rt->lock);
+}
+
 int rt_fail(Rt *rt, Span sp, int code, const char *fmt, ...)
 {
     pthread_mutex_lock(&rt->lock);

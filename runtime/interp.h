@@ -137,6 +137,9 @@ int rt_parfor_share(Rt *rt, Frame *f, PBlock *b, double from, double incr, bool 
 /* Calls f with args (bound in parameter order, borrowed); on success *out
  * is a list of f's outputs (caller owns). */
 int rt_call(Rt *rt, Frame *caller, Func *f, Value *args, Value *out);
+/* Writes s and a newline to the run's print output (rt->opt.out) under
+ * the run's lock, flushed: what print() shows. */
+void rt_print_line(Rt *rt, const char *s);
 /* Records an error at span (first error wins). Returns -1. */
 int rt_fail(Rt *rt, Span sp, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
