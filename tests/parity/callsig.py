@@ -62,10 +62,9 @@ class Call:
         return ("%s = %s" if self.nouts == 1 else "[%s] = %s") % (", ".join(outs), call)
 
 
-def java_double(x):
-    """Java's Double.toString for the doubles markers and defaults use
-    (what braid's report prints), for messages only; comparisons are
-    numeric."""
+def num_text(x):
+    """A double of an expected value as text (braid's report prints Java's
+    Double.toString; values are compared as numbers, see same_value)."""
     return repr(float(x))
 
 
@@ -76,13 +75,13 @@ def marker(t, k, bit):
     if b == "int":
         return str(k), "int %d" % k
     if b == "double":
-        return "%d.5" % k, "double %s" % java_double(k + 0.5)
+        return "%d.5" % k, "double %s" % num_text(k + 0.5)
     if b == "boolean":
         return ("TRUE", "boolean TRUE") if bit else ("FALSE", "boolean FALSE")
     if b == "string":
         return '"s%d"' % k, 'string "s%d"' % k
     if b == "matrix":
-        return "matrix(%d, rows=%d, cols=%d)" % (k, k + 1, k + 2), "matrix %dx%d %s" % (k + 1, k + 2, java_double(k))
+        return "matrix(%d, rows=%d, cols=%d)" % (k, k + 1, k + 2), "matrix %dx%d %s" % (k + 1, k + 2, num_text(k))
     if b == "frame":
         return 'frame("f%d", rows=%d, cols=%d)' % (k, k + 1, k + 2), 'frame %dx%d "f%d"' % (k + 1, k + 2, k)
     if b == "list":
@@ -90,16 +89,12 @@ def marker(t, k, bit):
     raise ValueError("no marker for type %s" % t)
 
 
-def _num(text):
-    return float(text)
-
-
 def _dim(text, given):
     """A dimension of a default: a number, or nrow(P) / ncol(P) of a
     parameter given in this call (its marker's shape)."""
     m = re.fullmatch(r"(nrow|ncol)\(([A-Za-z_][A-Za-z0-9_]*)\)", text)
     if not m:
-        return int(_num(text))
+        return int(float(text))
     v = given.get(m.group(2))
     mm = v and re.fullmatch(r"(?:matrix|frame) (\d+)x(\d+) .*", v)
     if not mm:
@@ -118,7 +113,7 @@ def default_value(t, d, given):
     if len(d) >= 2 and d[0] == d[-1] == '"':
         return ('frame 1x1 ' + d) if b == "frame" else "string " + d
     if b in ("int", "double") and re.fullmatch(r"[-+0-9.eE]+", d):
-        return "int %d" % int(_num(d)) if b == "int" else "double %s" % java_double(_num(d))
+        return "int %d" % int(float(d)) if b == "int" else "double %s" % num_text(float(d))
     if b == "int":
         m = re.fullmatch(r"(nrow|ncol)\(([A-Za-z_][A-Za-z0-9_]*)\)", d)
         if m:
@@ -126,10 +121,10 @@ def default_value(t, d, given):
     m = re.fullmatch(r"matrix\(([^,]+),rows=(.+),cols=(.+)\)", d)
     if m and b == "matrix":
         r, c = _dim(m.group(2), given), _dim(m.group(3), given)
-        return "matrix %dx%d %s" % (r, c, java_double(_num(m.group(1))) if r and c else "-")
+        return "matrix %dx%d %s" % (r, c, num_text(float(m.group(1))) if r and c else "-")
     m = re.fullmatch(r"as\.matrix\(([-+0-9.eE]+)\)", d)
     if m and b == "matrix":
-        return "matrix 1x1 %s" % java_double(_num(m.group(1)))
+        return "matrix 1x1 %s" % num_text(float(m.group(1)))
     m = re.fullmatch(r'as\.frame\(("[^"]*")\)', d)
     if m and b == "frame":
         return "frame 1x1 %s" % m.group(1)
@@ -173,10 +168,10 @@ def parse_value(text):
     """A report value into a comparable form: numbers of double values as
     floats, everything else as text."""
     if text.startswith("double "):
-        return ("double", _num(text[7:].replace("Infinity", "inf")))
+        return ("double", float(text[7:].replace("Infinity", "inf")))
     m = re.fullmatch(r"matrix (\d+)x(\d+) (.*)", text)
     if m:
-        return ("matrix", int(m.group(1)), int(m.group(2)), m.group(3) if m.group(3) == "-" else _num(m.group(3)))
+        return ("matrix", int(m.group(1)), int(m.group(2)), m.group(3) if m.group(3) == "-" else float(m.group(3)))
     return ("text", text)
 
 
