@@ -440,6 +440,9 @@ static int serve_worker(const BraidRunOptions *o, const BraidConfig *cfg)
 static int run_control(const BraidRunOptions *o, const BraidConfig *cfgp, int64_t t_start)
 {
     BraidConfig cfg = *cfgp;
+    /* -bindcheck: every call reaches the interpreter (no inlining, no
+     * specialized callee compiled for it) */
+    if (o->bindcheck) cfg.optlevel = 0;
 
     LangOptions lo = lang_options(o);
     Diag *d = diag_new();
@@ -454,7 +457,7 @@ static int run_control(const BraidRunOptions *o, const BraidConfig *cfgp, int64_
     int64_t t_compiled = br_now_ns();
     explain_program(prog, o->explain);
 
-    RtOptions ro = {.out = stdout, .stats = o->stats, .seed = o->seed, .cla = cfg.cla,
+    RtOptions ro = {.out = stdout, .stats = o->stats, .seed = o->seed, .cla = cfg.cla, .bindcheck = o->bindcheck,
                     .explain_recompile = o->explain && !strcmp(o->explain, "recompile_hops")};
     DotFiles *dots = NULL;   /* -explain recompile_dot: the recompiled DAGs as files */
     if (o->explain && !strcmp(o->explain, "recompile_dot")) {

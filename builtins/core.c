@@ -422,11 +422,7 @@ static int b_print(Rt *rt, const Instr *h, Value *a, BrErr *e)
     /* a failed allocation deep in the formatting may not have said so:
      * print never drops its output silently */
     if (!s) return e->code ? e->code : br_err(e, BR_ENOMEM, "out of memory");
-    pthread_mutex_lock(&rt->lock);
-    fputs(s, rt->opt.out);
-    fputc('\n', rt->opt.out);
-    fflush(rt->opt.out);
-    pthread_mutex_unlock(&rt->lock);
+    rt_print_line(rt, s);
     free(s);
     return 0;
 }

@@ -98,11 +98,7 @@ static int b_print(Rt *rt, const Value *v, BrErr *e)
 {
     char *s = bi_frame_text(v->f, 100, 100, 3, " ", "\n", e);
     if (!s) return e->code;
-    pthread_mutex_lock(&rt->lock);
-    fputs(s, rt->opt.out);
-    fputc('\n', rt->opt.out);
-    fflush(rt->opt.out);
-    pthread_mutex_unlock(&rt->lock);
+    rt_print_line(rt, s);
     free(s);
     return 0;
 }

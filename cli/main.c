@@ -41,6 +41,9 @@ static void usage(FILE *f)
         "                       options); a rank that dies is an error naming it\n"
         "  -gpu [force]         run operators on the OpenCL device where it pays (force:\n"
         "                       every operator the GPU backend has; docs/gpu.md)\n"
+        "  -bindcheck           calls of DML functions print which value each parameter\n"
+        "                       received (\"bind NAME FILE|p=VALUE|...|->|outputs\") and\n"
+        "                       return empty outputs without running the body\n"
         "  -out FILE            this run's output (stdout and stderr; rank 0's) to FILE\n"
         "  -then OPTIONS...     then another run in the same process (under mpirun: the\n"
         "                       ranks stay up, their state and statistics reset between\n"
@@ -156,6 +159,8 @@ static int parse_run(int argc, char **argv, int *pi, BraidRunOptions *o, const c
              * distributed over MPI ranks) */
             if (i + 1 >= argc) { fprintf(stderr, "braid: -exec needs a mode\n"); return -1; }
             o->exec = argv[++i];
+        } else if (!strcmp(a, "-bindcheck")) {
+            o->bindcheck = true;
         } else if (!strcmp(a, "-out")) {
             if (i + 1 >= argc) { fprintf(stderr, "braid: -out needs a file\n"); return -1; }
             o->out = argv[++i];

@@ -257,6 +257,12 @@ typedef struct BraidRunOptions {
     const char *out;                  /* -out: NULL, or a file that takes
                                          this run's stdout and stderr (rank
                                          0's under mpirun) */
+    bool bindcheck;                   /* -bindcheck: calls of DML functions
+                                         print how their arguments bound
+                                         (one "bind ..." line each) and
+                                         return empty outputs without
+                                         running the body; compiled at
+                                         sysds.optlevel 0 (no inlining) */
 } BraidRunOptions;
 /* Returns the exit status: 0 on success, 1 on any error. */
 int braid_run(const BraidRunOptions *o);

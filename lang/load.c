@@ -500,6 +500,20 @@ static const char *unsupported_feature(const char *name)
     return NULL;
 }
 
+/* Whether call e names a parameter its native builtin lacks. */
+static bool names_unknown_param(const Expr *e)
+{
+    Spec sp;
+    spec_parse(e->call.builtin->params, &sp);
+    if (sp.variadic) return false;
+    for (int i = 0; i < e->call.nargs; i++) {
+        bool known = !e->call.args[i].name;
+        for (int j = 0; j < sp.n && !known; j++) known = strcmp(sp.name[j], e->call.args[i].name) == 0;
+        if (!known) return true;
+    }
+    return false;
+}
+
 bool load_resolve_call(Program *p, LFile *f, Expr *e, Diag *d)
 {
     const char *name = e->call.name;
@@ -523,13 +537,23 @@ bool load_resolve_call(Program *p, LFile *f, Expr *e, Diag *d)
     if ((e->call.func = load_file_func(f, name))) return true;
     if (!read_alias(p, e, d)) return false;
     name = e->call.name;
+    bool failed = false;
+    LFile *lib = NULL;
     if ((e->call.builtin = ops_builtin(name))) {
         if (e->call.builtin->id == BI_LINEAGE) p->uses_lineage = true;
+        /* a builtin SystemDS runs as a script that braid has natively
+         * (sigmoid: m_sigmoid(X), s_sigmoid(x)): a call naming a
+         * parameter the native one lacks binds to the library script */
+        if (names_unknown_param(e) && (lib = load_library(p, name, d, e->span, &failed)) &&
+            (e->call.func = library_func(lib, name))) {
+            e->call.builtin = NULL;
+            return true;
+        }
+        if (failed) return false;
         positional_args(e, d);
         return true;
     }
-    bool failed = false;
-    LFile *lib = load_library(p, name, d, e->span, &failed);
+    lib = load_library(p, name, d, e->span, &failed);
     if (failed) return false;
     errno = 0;
     if (lib && (e->call.func = library_func(lib, name))) return true;

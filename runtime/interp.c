@@ -7,6 +7,7 @@
 #include "cla_rt.h"
 #include "distexec.h"
 #include "gpuexec.h"
+#include "bindcheck.h"
 #include "bound.h"
 #include "lintrace.h"
 #include "../base/perturb.h"
@@ -54,6 +55,15 @@ void rt_destroy(Rt *rt)
     if (rt->own_pool) br_pool_free(rt->pool);
     pthread_mutex_destroy(&rt->lock);
     cla_stats_destroy(&rt->cla);
+}
+
+void rt_print_line(Rt *rt, const char *s)
+{
+    pthread_mutex_lock(&rt->lock);
+    fputs(s, rt->opt.out);
+    fputc('\n', rt->opt.out);
+    fflush(rt->opt.out);
+    pthread_mutex_unlock(&rt->lock);
 }
 
 int rt_fail(Rt *rt, Span sp, int code, const char *fmt, ...)
@@ -946,6 +956,19 @@ static Value convert_arg(const Param *p, Value v)
     }
 }
 
+/* -bindcheck: the binding report of a call (bindcheck.h), with the
+ * arguments converted as the body's frame would hold them. */
+static int bindcheck(Rt *rt, const Func *fn, const Value *args, Value *out)
+{
+    Value loc[16], *cv = fn->nin <= 16 ? loc : malloc((size_t)fn->nin * sizeof *cv);
+    if (!cv) return rt_fail(rt, fn->span, BR_ENOMEM, "out of memory");
+    for (int i = 0; i < fn->nin; i++) cv[i] = convert_arg(&fn->in[i], args[i]);
+    int rc = rt_bindcheck_call(rt, fn, cv, out);
+    for (int i = 0; i < fn->nin; i++) val_release(&cv[i]);
+    if (cv != loc) free(cv);
+    return rc;
+}
+
 /* Bytes of stack left below the current frame on this thread (SIZE_MAX
  * if unknown); the bounds are looked up once per thread. */
 static size_t stack_left(void)
@@ -988,6 +1011,7 @@ static int call(Rt *rt, Frame *caller, Func *fn, FProg *spec, Value *args, Value
     if (caller->depth >= MAX_DEPTH || stack_left() < ((size_t)1 << 20))
         return rt_fail(rt, sp, BR_EFAIL, "function call depth %d exceeds the limit (infinite recursion?) in '%s'",
                        caller->depth + 1, fn->name);
+    if (rt->opt.bindcheck) return bindcheck(rt, fn, args, out);
     FProg *fp = spec && fprog_accepts(spec, args) ? spec : rt->prog->hooks->function(rt->prog, fn, rt->diag);
     const char *why = !fp && rt->prog->fetch ? rt_dist_fetch_why() : NULL;
     if (why) return rt_fail(rt, sp, BR_EFAIL, "function '%s': %s", fn->name, why);

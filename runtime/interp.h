@@ -25,6 +25,9 @@ typedef struct RtOptions {
     void *recompiled_ctx;
     bool loop_stats;      /* count the loops' iterations (rt->loops) */
     int cla;              /* sysds.compressed.linalg: RT_CLA_OFF/ON/AUTO */
+    /* -bindcheck: calls of DML functions print their bindings instead of
+     * running the body (bindcheck.h) */
+    bool bindcheck;
     /* the buffer pool of the context that owns this run (base.h: an
      * embedding script's, kept across its runs); NULL: the run makes its
      * own, freed by rt_destroy */
@@ -134,6 +137,9 @@ int rt_parfor_share(Rt *rt, Frame *f, PBlock *b, double from, double incr, bool 
 /* Calls f with args (bound in parameter order, borrowed); on success *out
  * is a list of f's outputs (caller owns). */
 int rt_call(Rt *rt, Frame *caller, Func *f, Value *args, Value *out);
+/* Writes s and a newline to the run's print output (rt->opt.out) under
+ * the run's lock, flushed: what print() shows. */
+void rt_print_line(Rt *rt, const char *s);
 /* Records an error at span (first error wins). Returns -1. */
 int rt_fail(Rt *rt, Span sp, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -315,6 +315,51 @@ static void crowded_l2svm(void)
     remove(cfg);
 }
 
+/* -bindcheck (runtime/bindcheck.h): each call prints what every
+ * parameter received (positional, named, defaults, a default computed
+ * from an earlier parameter, conversion to the declared type) and returns
+ * empty outputs without running the body (which would stop); without the
+ * option the body runs. */
+static void bindcheck_mode(void)
+{
+    static const char script[] =
+        "f = function(Matrix[Double] A, Double d = 0.25, Integer n = 3, Boolean b = TRUE, String s = \"x\\ty\",\n"
+        "    Frame[String] F = as.frame(\"NULL\"), List[Unknown] L = list(), Integer m = ncol(A))\n"
+        "  return (Matrix[Double] R, Double y) {\n"
+        "  stop(\"the body ran\")\n  R = A\n  y = d\n}\n"
+        "[R, y] = f(matrix(2, rows=2, cols=3), 7)\n"
+        "[R, y] = f(L=list(a=1, b=\"z\"), n=2.0, A=matrix(1, rows=0, cols=4), s=\"q\\\"\", b=FALSE)\n"
+        "print(\"outputs \" + nrow(R) + \" \" + ncol(R) + \" \" + y)\n";
+    static const char *const want[] = {
+        "|A=matrix 2x3 2.0|d=double 7.0|n=int 3|b=boolean TRUE|s=string \"x\\ty\"|F=frame 1x1 \"NULL\"|L=list 0 ()"
+        "|m=int 3|->|matrix R|double y\n",
+        "|A=matrix 0x4 -|d=double 0.25|n=int 2|b=boolean FALSE|s=string \"q\\\"\"|F=frame 1x1 \"NULL\""
+        "|L=list 2 (a=int 1, b=string \"z\")|m=int 4|->|matrix R|double y\n",
+        "outputs 0 0 0.0\n",
+    };
+    char path[64], cwd[512] = "";
+    own_tmp(path, sizeof path, "bindcheck.dml");
+    t_put(path, script);
+    if (braid_bin()[0] != '/' && !getcwd(cwd, sizeof cwd)) return;
+    for (int mode = 0; mode < 2; mode++) {
+        char cmd[1024], line[512];
+        snprintf(cmd, sizeof cmd, "timeout -s KILL 60 %s%s%s%s -f %s 2>/dev/null", cwd, cwd[0] ? "/" : "",
+                 braid_bin(), mode ? "" : " -bindcheck", path);
+        FILE *f = popen(cmd, "r");
+        int n = 0;
+        while (f && fgets(line, sizeof line, f)) {
+            char *bar = strncmp(line, "bind f ", 7) == 0 ? strchr(line, '|') : NULL;
+            const char *got = bar ? bar : line;
+            T_CHECK(!mode && n < 3 && strcmp(got, want[n]) == 0, "-bindcheck line %d: %s", n + 1, line);
+            n++;
+        }
+        int st = f ? pclose(f) : -1;
+        if (!mode) T_CHECK(st == 0 && n == 3, "-bindcheck: status %d, %d lines", st, n);
+        else T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1 && n == 0, "without -bindcheck the body runs: status %d", st);
+    }
+    remove(path);
+}
+
 /* -stats and -explain print to stdout, as SystemDS's do (tools that parse
  * them read stdout): with stderr discarded both reports are there, after
  * the script's own output for -stats; with stdout discarded stderr holds
@@ -461,6 +506,7 @@ int main(void)
     crowded_l2svm();
     kmeans_assign_fused();
     stats_explain_stdout();
+    bindcheck_mode();
     char rm[128];
     snprintf(rm, sizeof rm, "rm -rf '%s'", outdir);
     T_CHECK(system(rm) == 0, "clean");

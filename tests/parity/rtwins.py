@@ -45,6 +45,7 @@ passes only on its Java test's data) or ALL-DIFFER.
 """
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -308,48 +309,134 @@ def compare(case, out, got):
     return ok, detail
 
 
-def run_batch(braid, cases):
-    """Runs all cases in one braid process (each case's script as the body
-    of its own function, its $-arguments replaced by the paths), which
-    costs one start instead of one per case; {case name: outputs as
-    run_braid returns them}, or None when the batch failed."""
+CASE_MARK = "@@rtwins case %d@@"
+
+
+def batch_once(braid, cases):
+    """Runs cases in one braid process: each case's script is the body of
+    its own function (its $-arguments replaced by paths), called in order
+    after a print of CASE_MARK. Returns (exit status, stderr, {case index:
+    outputs} of the cases that finished, the index of the case running
+    when braid failed or None, {case index: compile error at its lines})."""
     d = tempfile.mkdtemp(prefix="rtwins-", dir=scratch_dir())
-    parts, calls = [], []
+    parts, calls, lines = [], [], {}
+    line = 1
     for k, case in enumerate(cases):
         cd = os.path.join(d, str(k))
         os.makedirs(cd)
         write_inputs(case, cd)
-        body = bind(case, cd)
-        parts.append("case_%d = function() return (Double r) {\n%s"
-                     "r = 0\n}\n" % (k, body))
-        calls.append("z = case_%d()\n" % k)
+        part = "case_%d = function() return (Double r) {\n%sr = 0\n}\n" % (k, bind(case, cd))
+        n = part.count("\n")
+        for j in range(line, line + n):
+            lines[j] = k
+        line += n
+        parts.append(part)
+        calls.append('print("%s")\nz = case_%d()\n' % (CASE_MARK % k, k))
     script = os.path.join(d, "all.dml")
     with open(script, "w") as f:
         f.write("".join(parts) + "".join(calls))
     p = subprocess.run([braid, "-f", script], capture_output=True, text=True)
-    res = None
-    if p.returncode == 0:
-        res = {}
-        for k, case in enumerate(cases):
-            outs = {}
-            for o in case["outputs"]:
-                path = os.path.join(d, str(k), "out_" + o + ".csv")
-                outs[o] = read_csv(path) if os.path.exists(path) else \
-                    "braid wrote no output"
-            res[case["name"]] = outs
+    running = None
+    for ln in p.stdout.splitlines():
+        for k in range(len(cases)):
+            if ln == CASE_MARK % k:
+                running = k
+    done = len(cases) if p.returncode == 0 else (running or 0)
+    res = {}
+    for k in range(done):
+        res[k] = {o: read_csv(os.path.join(d, str(k), "out_" + o + ".csv"))
+                  if os.path.exists(os.path.join(d, str(k), "out_" + o + ".csv"))
+                  else "braid wrote no output" for o in cases[k]["outputs"]}
+    errors = {}
+    for m in re.finditer(r"(?m)^%s:(\d+):\d+: error: (.*)$" % re.escape(script), p.stderr):
+        k = lines.get(int(m.group(1)))
+        if k is not None:
+            errors.setdefault(k, m.group(2))
     subprocess.run(["rm", "-rf", d])
-    return res
+    return p.returncode, p.stderr, res, running, errors
+
+
+def run_batch(braid, cases):
+    """Runs all cases in as few braid processes as their failures allow
+    (one start instead of one per case). A case that fails is that case's
+    failure and the others still run batched: a run-time error ends the
+    case that was running (the cases before it have finished; those after
+    it run again in a new batch), compile errors at a case's lines fail
+    that case (the others run again without it), and a compile error
+    elsewhere (a library file) splits the cases in halves until the
+    failing one runs alone. Returns ({case name: outputs as run_braid
+    returns them}, the number of braid runs)."""
+    res, runs, pending = {}, 0, list(cases)
+    while pending:
+        status, err, done, running, errors = batch_once(braid, pending)
+        runs += 1
+        for k, outs in done.items():
+            res[pending[k]["name"]] = outs
+        why = "braid failed: " + (err.strip()[-300:] or "no output")
+        if status == 0:
+            return res, runs
+        if running is not None:
+            res[pending[running]["name"]] = {o: why for o in pending[running]["outputs"]}
+            pending = pending[running + 1:]
+        elif errors:
+            for k in errors:
+                res[pending[k]["name"]] = {o: why for o in pending[k]["outputs"]}
+            pending = [c for k, c in enumerate(pending) if k not in errors]
+        elif len(pending) == 1:
+            res[pending[0]["name"]] = {o: why for o in pending[0]["outputs"]}
+            pending = []
+        else:
+            half = len(pending) // 2
+            sub, n = run_batch(braid, pending[:half])
+            res.update(sub)
+            runs += n
+            pending = pending[half:]
+    return res, runs
+
+
+# The batch's isolation, checked on each run: a case that stops at run
+# time inside a builtin (b: naiveBayes on negative counts, as SystemDS's
+# script stops too) and one that does not compile (d) fail alone; the
+# others finish in three runs (d removed; a done and b failed; c and e).
+ISOLATION_CASES = [
+    {"name": "iso_a", "inputs": {}, "outputs": {"A": {}}, "dml": "write(matrix(1, rows=1, cols=1), $A, format=\"csv\")\n"},
+    {"name": "iso_b", "inputs": {}, "outputs": {"B": {}},
+     "dml": "[p, c] = naiveBayes(D=matrix(-1, rows=2, cols=2), C=matrix(1, rows=2, cols=1))\nwrite(p, $B, format=\"csv\")\n"},
+    {"name": "iso_c", "inputs": {}, "outputs": {"C": {}}, "dml": "write(matrix(3, rows=1, cols=1), $C, format=\"csv\")\n"},
+    {"name": "iso_d", "inputs": {}, "outputs": {"D": {}}, "dml": "x = no_such_function_iso(1)\nwrite(matrix(x, rows=1, cols=1), $D, format=\"csv\")\n"},
+    {"name": "iso_e", "inputs": {}, "outputs": {"E": {}}, "dml": "write(matrix(5, rows=1, cols=1), $E, format=\"csv\")\n"},
+]
+
+
+def check_isolation(braid):
+    """None when run_batch isolates ISOLATION_CASES' failures, else why not."""
+    res, runs = run_batch(braid, ISOLATION_CASES)
+    want = {"iso_a": [[1.0]], "iso_c": [[3.0]], "iso_e": [[5.0]]}
+    for name, m in want.items():
+        got = list(res.get(name, {}).values())
+        if got != [m]:
+            return "%s: %s, want %s" % (name, got, m)
+    for name, out, text in (("iso_b", "B", "non-negative"), ("iso_d", "D", "no_such_function_iso")):
+        got = res.get(name, {}).get(out, "")
+        if not isinstance(got, str) or text not in got:
+            return "%s: %s" % (name, got)
+    if runs != 3:
+        return "%d braid runs, want 3" % runs
+    return None
 
 
 def run(braid, filt):
     known = read_known()
     passed = failed = 0
+    why = check_isolation(braid)
+    print("%s batch isolation%s" % ("FAIL" if why else "PASS", ": " + why if why else ""))
+    passed, failed = (passed, failed + 1) if why else (passed + 1, failed)
     cases = selected(filt)
-    batch = run_batch(braid, cases)
-    if batch is None:
-        print("(the batch failed: running the cases one by one)")
+    batch, runs = run_batch(braid, cases)
+    if runs > 1:
+        print("(%d braid runs: failing cases were run apart)" % runs)
     for case in cases:
-        outs = batch[case["name"]] if batch else run_braid(braid, case)
+        outs = batch[case["name"]]
         for out in case["outputs"]:
             key = "%s/%s" % (case["name"], out)
             ok, detail = compare(case, out, outs[out])

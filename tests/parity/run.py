@@ -16,8 +16,11 @@
    within the tolerance).
 2. Every builtin in signatures.tsv (SystemDS's signatures, written by
    gen.py) must have the same signature in braid's scripts/builtin: the
-   parameters' names, order, types and defaults (so positional and named
-   calls bind alike) and the outputs' number, names and types.
+   parameters' names, order, types and defaults and the outputs' number
+   and types, as declared, and as calls bind them: callsig.py makes
+   positional and named calls (every parameter; only those without a
+   default) under `braid -bindcheck` and checks that each parameter
+   receives what SystemDS binds to it.
 
 known.txt lists what still differs, one per line: "output <case>/<file>:
 reason" (one output of a case), "case <name>: reason" (the whole case,
@@ -39,6 +42,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "dml"))
 sys.path.insert(0, HERE)
 import runner  # noqa: E402  (tests/dml/runner.py: comparisons, execution)
 import dmlsig  # noqa: E402
+import callsig  # noqa: E402
 
 DEFAULT_TOL = 1e-8
 
@@ -326,14 +330,16 @@ def main(argv):
         status, msg = judge_case(binary, name, known)
         report(status, "case " + name, msg)
         passed, failed = (passed + 1, failed) if status != "FAIL" else (passed, failed + 1)
-    for name in sorted(table):
-        if pattern is not None and not pattern.search(name):
-            continue
+    sig_names = [n for n in sorted(table) if pattern is None or pattern.search(n)]
+    called = callsig.check(binary, table, sig_names) if sig_names else {}
+    for name in sig_names:
+        errs = []
         try:
             check_signature(name, table[name])
-            err = None
         except runner.CaseFailed as e:
-            err = str(e)
+            errs.append(str(e))
+        errs += called.get(name, [])
+        err = "; ".join(errs) if errs else None
         reason = known.get(("signature", name))
         if reason is not None:
             status, msg = ("KNOWN", reason) if err else \
