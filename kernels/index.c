@@ -547,7 +547,7 @@ static MB *bind(int n, const MB *const *ms, bool cb, BrErr *e)
     }
     int64_t rows = cb ? fixed : total, cols = cb ? total : fixed;
     MB *c;
-    if (rows * (double)cols > 0 && (nnz == 0 || mb_should_be_sparse(rows, cols, nnz)))
+    if (mb_keep_sparse(rows, cols, nnz))
         c = bind_sparse(op, k, cb, rows, cols, nnz, e);
     else
         c = bind_dense(op, k, cb, rows, cols, nnz, e);

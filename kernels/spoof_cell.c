@@ -120,14 +120,16 @@ typedef struct Work {
     bool ok;
 } Work;
 
-/* A dense copy of a sparse or compressed vector. */
+/* A dense copy of a sparse or compressed vector (from the bound pool:
+ * an operator in a loop takes the last iteration's copy back instead of
+ * faulting in fresh pages; freed by ctx_free). */
 static double *vec_dense(const MB *m, BrErr *e)
 {
     int64_t n = m->rows * m->cols;
-    double *v = br_calloc((size_t)BR_MAX(n, 1), sizeof(double));
+    double *v = br_calloc_aligned((size_t)BR_MAX(n, 1) * sizeof(double));
     if (!v) { br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
     MB *d = m->cmb ? cmb_decompress(m, e) : NULL;
-    if (m->cmb && !d) { free(v); return NULL; }
+    if (m->cmb && !d) { br_free_aligned(v); return NULL; }
     const MB *s = d ? d : m;
     if (!s->sparse) memcpy(v, s->d, (size_t)n * sizeof(double));
     else
@@ -139,7 +141,7 @@ static double *vec_dense(const MB *m, BrErr *e)
 
 static void ctx_free(Ctx *x)
 {
-    if (x->own) for (int k = 0; k < x->op->in.n; k++) free(x->own[k]);
+    if (x->own) for (int k = 0; k < x->op->in.n; k++) br_free_aligned(x->own[k]);
     free(x->own); free(x->P); free(x->S); free(x->exp); free(x->cz);
 }
 

@@ -93,7 +93,11 @@ MB *mb_sp_alloc(int64_t rows, int64_t cols, int64_t cap, BrErr *e)
     return m;
 }
 
-MB *mb_empty(int64_t rows, int64_t cols, BrErr *e) { return mb_sp_alloc(rows, cols, 1, e); }
+MB *mb_empty(int64_t rows, int64_t cols, BrErr *e)
+{
+    return mb_keep_sparse(rows, cols, 0) || (double)rows * (double)cols == 0
+               ? mb_sp_alloc(rows, cols, 1, e) : mb_dense(rows, cols, e);
+}
 
 MB *mb_fill(int64_t rows, int64_t cols, double val, BrErr *e)
 {
@@ -438,6 +442,15 @@ bool mb_should_be_sparse(int64_t rows, int64_t cols, int64_t nnz)
            mb_est_sparse(rows, cols, nnz) < mb_est_dense(rows, cols);
 }
 
+bool mb_keep_sparse(int64_t rows, int64_t cols, int64_t nnz)
+{
+    /* empty is cheap, unless its row pointers are as large as the dense
+     * array (a column vector: each consumer would make a dense copy) */
+    if (nnz == 0 && (double)rows * (double)cols > 0)
+        return mb_est_sparse(rows, cols, 0) < mb_est_dense(rows, cols);
+    return mb_should_be_sparse(rows, cols, nnz);
+}
+
 double mb_est_size(int64_t rows, int64_t cols, int64_t nnz)
 {
     return mb_should_be_sparse(rows, cols, nnz) ? mb_est_sparse(rows, cols, nnz)
@@ -455,8 +468,7 @@ size_t mb_bytes(const MB *m)
 int mb_examine(MB *m, BrErr *e)
 {
     assert(mb_valid(m, false));
-    bool want = mb_should_be_sparse(m->rows, m->cols, m->nnz);
-    if (m->nnz == 0 && m->rows * m->cols > 0) want = true; /* empty is cheap */
+    bool want = mb_keep_sparse(m->rows, m->cols, m->nnz);
     if (want == m->sparse) return 0;
     return want ? mb_make_sparse(m, e) : mb_make_dense(m, e);
 }

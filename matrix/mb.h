@@ -135,7 +135,9 @@ void mb_dev_fill(MB *m, MB *src);
  * Caller owns the block (release with mb_release). */
 MB *mb_dense(int64_t rows, int64_t cols, BrErr *e);        /* zeroed */
 MB *mb_dense_uninit(int64_t rows, int64_t cols, BrErr *e); /* not zeroed */
-MB *mb_empty(int64_t rows, int64_t cols, BrErr *e);        /* sparse, nnz 0 */
+/* all zeros, nnz 0: sparse, but dense where the row pointers would be as
+ * large as the dense array (a column vector; mb_keep_sparse) */
+MB *mb_empty(int64_t rows, int64_t cols, BrErr *e);
 MB *mb_fill(int64_t rows, int64_t cols, double val, BrErr *e);
 MB *mb_scalar(double val, BrErr *e);                       /* 1x1 dense */
 /* Sparse with capacity for cap entries; rp zeroed. */
@@ -181,6 +183,10 @@ void mb_sort_entries(int32_t *c, double *w, int64_t n, int32_t *tc, double *tw);
  * form is smaller; converts in place. Call after kernels that change nnz. */
 int mb_examine(MB *m, BrErr *e);
 bool mb_should_be_sparse(int64_t rows, int64_t cols, int64_t nnz);
+/* mb_examine's rule: mb_should_be_sparse, and an empty matrix is sparse
+ * whenever its row pointers are smaller than the dense array (not a
+ * column vector) */
+bool mb_keep_sparse(int64_t rows, int64_t cols, int64_t nnz);
 
 /* The cells of m in row-major order as a new array of rows*cols doubles
  * (caller frees with free), or NULL when out of memory. */

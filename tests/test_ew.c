@@ -51,7 +51,8 @@ static bool valid(const MB *m)
             }
     }
     int64_t cells = m->rows * m->cols;
-    bool want = mb_should_be_sparse(m->rows, m->cols, m->nnz) || (m->nnz == 0 && cells > 0);
+    /* an empty one is sparse where its row pointers are smaller than its cells */
+    bool want = mb_should_be_sparse(m->rows, m->cols, m->nnz) || (m->nnz == 0 && cells > 0 && m->rows + 1 < cells);
     return cells == 0 || want == m->sparse;
 }
 

@@ -79,7 +79,7 @@ static MB *rnd(int64_t r, int64_t c, double sp, bool sparse)
 static bool fmt_ok(const MB *m)
 {
     bool want = mb_should_be_sparse(m->rows, m->cols, m->nnz) ||
-                (m->nnz == 0 && m->rows * m->cols > 0);
+                (m->nnz == 0 && m->rows * m->cols > 0 && m->rows + 1 < m->rows * m->cols);
     if (m->rows * m->cols == 0) return true;
     return m->sparse == want;
 }

@@ -1,5 +1,6 @@
 /* test_mb.c: matrix block construction, conversion and format choice. */
 #include "t.h"
+#include "kernels/mm.h"
 #include <stdlib.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -14,6 +15,56 @@ static MB *rnd(int64_t r, int64_t c, double sp, unsigned seed)
         if ((double)rand() / RAND_MAX < sp) m->d[i] = (double)(rand() % 100) - 50.5;
     mb_recount_nnz(m);
     return m;
+}
+
+/* An all-zero column vector is dense: as CSR its row pointers take as
+ * many bytes as the dense array, came from fresh calloc'd pages each time
+ * (first-touch zeroing) and every fused operator reading it made a dense
+ * copy. mb_empty, mb_fill(0), mb_examine and an empty product give the
+ * dense form, whose block comes from the bound pool: a freed one is
+ * reused (counted) and handed out zeroed. Wider empty matrices stay
+ * sparse. */
+static void test_empty_vector(void)
+{
+    BrErr e = {0};
+    BrPool *p = br_pool_new((size_t)64 << 20);
+    BrPool *prev = br_pool_bind(p);
+    BrPoolStats st;
+    const int64_t n = 100000;
+    MB *z = mb_empty(n, 1, &e);
+    T_CHECK(z && !z->sparse && z->nnz == 0 && mb_valid(z, true), "empty column vector dense");
+    double *old = z && !z->sparse ? z->d : NULL;
+    for (int64_t i = 0; old && i < n; i++) old[i] = 3.0;   /* dirty the block */
+    mb_release(z);
+    MB *f = mb_fill(n, 1, 0.0, &e);
+    br_pool_stats(p, &st);
+    int bad = 0;
+    for (int64_t i = 0; f && !f->sparse && i < n; i++) bad += f->d[i] != 0;
+    T_CHECK(f && !f->sparse && old && f->d == old && st.hits == 1, "matrix(0) column reuses the freed block (hits %lld)",
+            (long long)st.hits);
+    T_CHECK(bad == 0, "the reused block is zero (%d non-zeros)", bad);
+    mb_release(f);
+    /* mb_examine keeps an empty dense column dense, makes a wider one sparse */
+    MB *c = mb_dense(n, 1, &e), *w = mb_dense(n, 4, &e);
+    T_CHECK(mb_examine(c, &e) == 0 && !c->sparse, "examine: empty column stays dense");
+    T_CHECK(mb_examine(w, &e) == 0 && w->sparse && mb_bytes(w) < (size_t)n * 4 * 8 / 3, "examine: empty n x 4 sparse");
+    mb_release(c);
+    mb_release(w);
+    MB *zw = mb_empty(1000, 1000, &e), *zr = mb_empty(1, n, &e);
+    T_CHECK(zw && zw->sparse && zr && zr->sparse, "wide and row-vector empties stay sparse");
+    mb_release(zw);
+    mb_release(zr);
+    /* X %*% 0: the empty product's result, dense and zero */
+    MB *X = rnd(n, 3, 1.0, 11), *b = mb_dense(3, 1, &e);
+    MB *y = k_matmul(X, b, &e);
+    bad = 0;
+    for (int64_t i = 0; y && !y->sparse && i < n; i++) bad += y->d[i] != 0;
+    T_CHECK(y && !y->sparse && y->rows == n && y->nnz == 0 && bad == 0, "X %%*%% 0 is a dense zero column");
+    mb_release(y);
+    mb_release(b);
+    mb_release(X);
+    br_pool_bind(prev);
+    br_pool_free(p);
 }
 
 /* Buffer pools (base.h, docs/DESIGN.md "Buffer pools"): reuse within a
@@ -137,8 +188,10 @@ int main(void)
             T_MB_EQ(back, d, 0, "round trip %zu %zu", s, k);
             MB *c = mb_copy(sp, &e);
             T_CHECK(mb_examine(c, &e) == 0, "examine");
+            /* empty: sparse where its row pointers are smaller than the cells */
             T_CHECK(c->sparse == (mb_should_be_sparse(c->rows, c->cols, c->nnz) ||
-                                  (c->nnz == 0 && c->rows * c->cols > 0)), "format rule");
+                                  (c->nnz == 0 && c->rows * c->cols > 0 && c->rows + 1 < c->rows * c->cols)),
+                    "format rule");
             T_MB_EQ(c, d, 0, "examine keeps values");
             mb_release(d); mb_release(sp); mb_release(back); mb_release(c);
         }
@@ -157,5 +210,6 @@ int main(void)
     T_CHECK(z && z->sparse && mb_bytes(z) < 20000, "empty is cheap");
     mb_release(z);
     test_pool();
+    test_empty_vector();
     return t_done("test_mb");
 }

@@ -57,7 +57,7 @@ static bool valid(const MB *r)
         if (c != r->nnz) return false;
     }
     if (r->rows * r->cols > 0) {
-        bool want = mb_should_be_sparse(r->rows, r->cols, r->nnz) || r->nnz == 0;
+        bool want = mb_should_be_sparse(r->rows, r->cols, r->nnz) || (r->nnz == 0 && r->rows + 1 < r->rows * r->cols);
         if (want != r->sparse) return false;
     }
     return true;

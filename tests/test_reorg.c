@@ -71,7 +71,7 @@ static bool valid_fmt(const MB *r, bool rule)
         if (c != r->nnz) return false;
     }
     if (rule && r->rows * r->cols > 0) {
-        bool want = mb_should_be_sparse(r->rows, r->cols, r->nnz) || r->nnz == 0;
+        bool want = mb_should_be_sparse(r->rows, r->cols, r->nnz) || (r->nnz == 0 && r->rows + 1 < r->rows * r->cols);
         if (want != r->sparse) return false;
     }
     return true;
