@@ -1416,7 +1416,7 @@ static int stitch_point(const CostCtx *x, int c, int h)
 /* The device's seconds for one pass of a stitched launch over X
  * (docs/gpu.md, "A CSR X in the stitched launch"): a dense X is read
  * once; a CSR X is read in place, each cell (i, j) by a binary search
- * of column j among row i's sorted columns (st_csr): about
+ * of column j among row i's sorted columns (csr_at): about
  * log2(1 + k) + 1 probes of a 4-byte column index per cell, k the row's
  * expected non-zeros, besides X's own bytes. */
 static double dev_pass_time(const Hop *X, double bw)

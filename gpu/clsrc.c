@@ -43,18 +43,7 @@ static const char cl_prelude[] =
  * Aggregates: AG_SUM, AG_SUMSQ, AG_MIN, AG_MAX. */
 static const char cl_kernels[] =
     "#define AG_SUM 0\n#define AG_SUMSQ 1\n#define AG_MIN 2\n#define AG_MAX 3\n"
-    "CG_INL double csr_at(__global const long *rp, __global const int *ci, __global const double *v, long i,\n"
-    "                     long j)\n"
-    "{\n"
-    "    long lo = rp[i], hi = rp[i + 1];\n"
-    "    while (lo < hi) {\n"
-    "        long m = lo + (hi - lo) / 2, c = ci[m];\n"
-    "        if (c == j) return v[m];\n"
-    "        if (c < j) lo = m + 1;\n"
-    "        else hi = m;\n"
-    "    }\n"
-    "    return 0.0;\n"
-    "}\n"
+    GPU_CL_CSR_AT
     "#define MAT(x) __global const double *x, __global const long *x##_rp, __global const int *x##_ci, int x##_sp\n"
     "#define AT(x, i, j, w) (x##_sp ? csr_at(x##_rp, x##_ci, x, (i), (j)) : x[(i) * (w) + (j)])\n"
     "#define BV(x, mode, s, i, j, cols) \\\n"

@@ -35,6 +35,23 @@ extern GpuCtx gpu_ctx;
 extern pthread_mutex_t gpu_lock;
 extern GpuStats gpu_st;
 
+/* OpenCL C: the cell (i, j) of a CSR matrix (row pointers rp, sorted
+ * column indices ci, values v), found by a binary search of row i; 0
+ * where none is stored. The fixed kernels (clsrc.c) and the stitched
+ * regions over a CSR X (stitch.c) both read cells with it. */
+#define GPU_CL_CSR_AT                                                                                       \
+    "static inline double csr_at(__global const long *rp, __global const int *ci, __global const double *v,\n" \
+    "                            long i, long j)\n"                                                        \
+    "{\n"                                                                                                  \
+    "    long lo = rp[i], hi = rp[i + 1];\n"                                                               \
+    "    while (lo < hi) {\n"                                                                              \
+    "        long m = lo + (hi - lo) / 2, c = ci[m];\n"                                                    \
+    "        if (c == j) return v[m];\n"                                                                   \
+    "        if (c < j) lo = m + 1;\n"                                                                     \
+    "        else hi = m;\n"                                                                               \
+    "    }\n"                                                                                              \
+    "    return 0.0;\n"                                                                                    \
+    "}\n"
 /* The source of the fixed kernels (malloc'd; NULL without memory). */
 char *gpu_cl_source(void);
 /* The scalar helpers alone (malloc'd): the head of generated kernels. */

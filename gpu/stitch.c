@@ -229,7 +229,7 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass, boo
      * dense read, or on a CSR X the row's entry found by a binary search
      * over its sorted columns (0 where none), so the walk and its order
      * are the dense X's */
-    const char *xat = !csr ? "x[ix]" : r->dir == DIR_ROW ? "st_csr(x, xrp, xci, seg, p)" : "st_csr(x, xrp, xci, p, seg)";
+    const char *xat = !csr ? "x[ix]" : r->dir == DIR_ROW ? "csr_at(xrp, xci, x, seg, p)" : "csr_at(xrp, xci, x, p, seg)";
     int rid[ST_MAX_NODES], nred = 0;
     for (int i = 0; i < r->n; i++) rid[i] = r->nodes[i].k == SN_RED ? nred++ : -1;
     sb_printf(b, "static void body%d(long nseg, long len, long cols, __global const double *x,%s __global double *out,\n"
@@ -377,26 +377,11 @@ static char *gen_kernel(const StitchRegion *r, int only_pass)
     return b.s;
 }
 
-/* the cell (i, j) of a CSR X (values v, row pointers rp, sorted
- * columns ci) */
-static const char st_csr_fn[] =
-    "static double st_csr(__global const double *v, __global const long *rp, __global const int *ci, long i, long j)\n"
-    "{\n"
-    "    long lo = rp[i], hi = rp[i + 1];\n"
-    "    const long end = hi;\n"
-    "    while (lo < hi) {\n"
-    "        const long m = lo + (hi - lo) / 2;\n"
-    "        if (ci[m] < j) lo = m + 1;\n"
-    "        else hi = m;\n"
-    "    }\n"
-    "    return lo < end && ci[lo] == j ? v[lo] : 0.0;\n"
-    "}\n";
-
 char *stitch_body_source(const StitchRegion *r, bool csr)
 {
     StrBuf b = {0};
     sb_puts(&b, st_helpers);
-    if (csr) sb_puts(&b, st_csr_fn);
+    if (csr) sb_puts(&b, GPU_CL_CSR_AT);
     gen_body(&b, r, 0, -1, csr);
     if (b.oom) { free(b.s); return NULL; }
     return b.s;

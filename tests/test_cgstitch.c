@@ -501,7 +501,7 @@ static void dev_three(const Case *c, MB **in, const char *what, bool un, int pre
 
 /* A CSR X in the stitched launch (docs/gpu.md, "A CSR X in the
  * stitched launch"): the region's columns read X by lookups in its CSR
- * rows (gpu/stitch.c st_csr), the operator reads X as its CSR main
+ * rows (csr_at, gpu/gpu_int.h), the operator reads X as its CSR main
  * input, so the vectors, the rows and the combine are one launch (the
  * unstitched device plan, and before this path every stitched plan over
  * a CSR X: the aggregates' launches, the vectors landed, the plan's
