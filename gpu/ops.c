@@ -193,6 +193,15 @@ static MB *binary_dense(OpCode op, DevMat a, int am, double as, DevMat b, int bm
     return gpu_dense_result(rows, cols, o, e);
 }
 
+/* Whether a sparse operand of op keeps its structure with other as the
+ * other operand: x * y-like operators, other finite (0 * NaN is NaN:
+ * docs/DESIGN.md "NaN and Inf"; a device-only block's finiteness is not
+ * known on the host). gpu_binary and gpu_price_binary. */
+static bool keeps_structure(OpCode op, const MB *other)
+{
+    return (op_info[op].flags & OF_MULT) && !other->dev && !mb_has_nonfinite(other);
+}
+
 MB *gpu_binary(OpCode op, const MB *a, const MB *b, BrErr *e)
 {
     int am, bm;
@@ -200,10 +209,7 @@ MB *gpu_binary(OpCode op, const MB *a, const MB *b, BrErr *e)
     if (op_info[op].kind != OK_BINARY || a->cmb || b->cmb || !modes(a, b, &am, &bm, &rows, &cols) ||
         rows * cols == 0)
         return NULL;
-    /* a sparse operand of x * y-like operators keeps its structure when
-     * the other is finite (0 * NaN is NaN: docs/DESIGN.md "NaN and Inf") */
-    bool mult = (op_info[op].flags & OF_MULT) != 0;
-    bool fa = mult && !a->dev && !mb_has_nonfinite(a), fb = mult && !b->dev && !mb_has_nonfinite(b);
+    bool fa = keeps_structure(op, a), fb = keeps_structure(op, b);
     if (!begin(e)) return NULL;
     GpuBuf ab, bb;
     MB *r = NULL;
@@ -528,9 +534,8 @@ void gpu_price_binary(OpCode op, const MB *a, const MB *b, GpuXfer *x)
     double w = op_info[op].cost, n = fmax(mb_cells(a), mb_cells(b));
     /* gpu_binary's choice (by the host flags: a device-only block's
      * flag is its device copy's format) */
-    bool mult = (op_info[op].flags & OF_MULT) != 0;
     bool af = a->rows >= b->rows && a->cols >= b->cols, bf = b->rows >= a->rows && b->cols >= a->cols;
-    bool fa = mult && !a->dev && !mb_has_nonfinite(a), fb = mult && !b->dev && !mb_has_nonfinite(b);
+    bool fa = keeps_structure(op, a), fb = keeps_structure(op, b);
     const MB *s = fb && a->sparse && af ? a : fa && b->sparse && bf ? b : NULL;
     if (s) {
         double nz = (double)s->nnz;

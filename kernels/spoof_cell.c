@@ -126,11 +126,12 @@ typedef struct Work {
 static double *vec_dense(const MB *m, BrErr *e)
 {
     int64_t n = m->rows * m->cols;
-    double *v = br_calloc_aligned((size_t)BR_MAX(n, 1) * sizeof(double));
+    double *v = br_alloc_aligned((size_t)BR_MAX(n, 1) * sizeof(double));
     if (!v) { br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
     MB *d = m->cmb ? cmb_decompress(m, e) : NULL;
     if (m->cmb && !d) { br_free_aligned(v); return NULL; }
     const MB *s = d ? d : m;
+    if (s->sparse || n == 0) memset(v, 0, (size_t)BR_MAX(n, 1) * sizeof(double)); /* not where copied over */
     if (!s->sparse) memcpy(v, s->d, (size_t)n * sizeof(double));
     else
         for (int64_t i = 0; i < s->rows; i++)

@@ -20,6 +20,7 @@
 #include "../dist/dist.h"
 #include "../runtime/interp.h"
 #include "../runtime/cla_rt.h"
+#include "../runtime/distexec.h"
 
 /* ---- compile-time variable information ---- */
 
@@ -622,33 +623,20 @@ static void mtd_sizes(BCtx *c, Hop *h)
 }
 
 /* The options of read h as IoReadOpts, when every one given is a
- * literal (the runtime's rt_read_opts on constants); naStrings lists are
- * not taken (false). */
+ * literal (rt_read_opts_of on constants); naStrings and data_type are
+ * not taken, nor negative sizes (false). */
 static bool read_lit_opts(const Hop *h, IoReadOpts *o)
 {
-    io_read_opts_init(o);
-    for (int i = 1; i < h->nin && i <= 10; i++) {
-        const Hop *a = h->in[i];
-        if (!a) continue;
-        if (a->kind != H_LIT || i == 8 || i == 9) return false;
-        const Value *v = &a->lit;
-        bool str = v->kind == V_STRING, num = val_is_numeric(v);
-        switch (i) {
-        case 1: if (!str) return false; o->format = v->s->s; break;
-        case 2: case 3: {
-            if (!num || val_as_double(v) < 0) return false;
-            int64_t n = (int64_t)val_as_double(v);
-            if (i == 2) o->rows = n; else o->cols = n;
-            break;
-        }
-        case 4: if (v->kind != V_BOOL) return false; o->header = v->b; break;
-        case 5: if (!str) return false; o->sep = v->s->s; break;
-        case 6: if (v->kind != V_BOOL) return false; o->fill = v->b; break;
-        case 7: if (!num) return false; o->fill_value = val_as_double(v); o->has_fill_value = true; break;
-        case 10: if (!str) return false; o->ind_sep = v->s->s; break;
-        }
+    const Value *a[RT_READ_NARGS] = {0};
+    for (int i = 1; i < h->nin && i < RT_READ_NARGS; i++) {
+        const Hop *x = h->in[i];
+        if (!x) continue;
+        if (x->kind != H_LIT || i == 8 || i == 9 ||
+            ((i == 2 || i == 3) && val_is_numeric(&x->lit) && val_as_double(&x->lit) < 0))
+            return false;
+        a[i] = &x->lit;
     }
-    return true;
+    return rt_read_opts_of(a, o, NULL, NULL);
 }
 
 /* Under sysds.compressed.linalg=true the run time compresses what read()

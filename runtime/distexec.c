@@ -68,25 +68,33 @@ static bool na_opts(const Value *v, const char **items, int *n, char **buf)
     return true;
 }
 
-/* rt_read_opts: see distexec.h. */
-bool rt_read_opts(const Instr *in, Value *regs, IoReadOpts *o, const char **na, char **nabuf)
+/* rt_read_opts_of: see distexec.h. */
+bool rt_read_opts_of(const Value *const *a, IoReadOpts *o, const char **na, char **nabuf)
 {
     io_read_opts_init(o);
     const Value *v;
-    if ((v = arg(in, regs, 1))) { if (v->kind != V_STRING) return false; o->format = v->s->s; }
-    if ((v = arg(in, regs, 2)) && !count_arg(v, &o->rows)) return false;
-    if ((v = arg(in, regs, 3)) && !count_arg(v, &o->cols)) return false;
-    if ((v = arg(in, regs, 4))) { if (v->kind != V_BOOL) return false; o->header = v->b; }
-    if ((v = arg(in, regs, 5))) { if (v->kind != V_STRING) return false; o->sep = v->s->s; }
-    if ((v = arg(in, regs, 6))) { if (v->kind != V_BOOL) return false; o->fill = v->b; }
-    if ((v = arg(in, regs, 7))) { if (!val_is_numeric(v)) return false; o->fill_value = val_as_double(v); o->has_fill_value = true; }
-    if ((v = arg(in, regs, 8))) {
+    if ((v = a[1])) { if (v->kind != V_STRING) return false; o->format = v->s->s; }
+    if ((v = a[2]) && !count_arg(v, &o->rows)) return false;
+    if ((v = a[3]) && !count_arg(v, &o->cols)) return false;
+    if ((v = a[4])) { if (v->kind != V_BOOL) return false; o->header = v->b; }
+    if ((v = a[5])) { if (v->kind != V_STRING) return false; o->sep = v->s->s; }
+    if ((v = a[6])) { if (v->kind != V_BOOL) return false; o->fill = v->b; }
+    if ((v = a[7])) { if (!val_is_numeric(v)) return false; o->fill_value = val_as_double(v); o->has_fill_value = true; }
+    if ((v = a[8])) {
         if (!na_opts(v, na, &o->n_na, nabuf)) return false;
         o->na_strings = na;
     }
-    if ((v = arg(in, regs, 9)) && (v->kind != V_STRING || strcmp(v->s->s, "matrix"))) return false;
-    if ((v = arg(in, regs, 10))) { if (v->kind != V_STRING) return false; o->ind_sep = v->s->s; }
+    if ((v = a[9]) && (v->kind != V_STRING || strcmp(v->s->s, "matrix"))) return false;
+    if ((v = a[10])) { if (v->kind != V_STRING) return false; o->ind_sep = v->s->s; }
     return true;
+}
+
+/* rt_read_opts: see distexec.h. */
+bool rt_read_opts(const Instr *in, Value *regs, IoReadOpts *o, const char **na, char **nabuf)
+{
+    const Value *a[RT_READ_NARGS];
+    for (int k = 0; k < RT_READ_NARGS; k++) a[k] = arg(in, regs, k);
+    return rt_read_opts_of(a, o, na, nabuf);
 }
 
 /* read() of a matrix file in parallel when the instruction says so

@@ -29,6 +29,10 @@ void rt_dist_reset(void);
  * it). */
 #define RT_MAX_NA 16
 bool rt_read_opts(const Instr *in, Value *regs, IoReadOpts *o, const char **na, char **nabuf);
+/* The same from the argument values a[0 .. RT_READ_NARGS - 1] (NULL:
+ * not given), e.g. a read's literals at compile time. */
+#define RT_READ_NARGS 11
+bool rt_read_opts_of(const Value *const *a, IoReadOpts *o, const char **na, char **nabuf);
 
 /* -explain: the instruction index that leads the piggybacked job
  * instruction i of c is expected to join (itself when it leads one), -1
