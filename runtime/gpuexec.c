@@ -25,24 +25,21 @@ static const MB *plain_mb(const Value *v)
 
 static double cells(const MB *m) { return (double)m->rows * (double)m->cols; }
 
-/* gpu_worth over the operands a, b (may be NULL): each adds its upload
- * (no device copy) or its download (device-only: the CPU would land it
- * first) to the transfers */
-static bool worth(const MB *a, const MB *b, double out_bytes, double flops)
-{
-    GpuXfer x = {.out = out_bytes, .flops = flops};
-    if (a) gpu_xfer_add(&x, a);
-    if (b) gpu_xfer_add(&x, b);
-    return gpu_worth(&x);
-}
-
-/* gpu_worth of an operator priced by gpu_price_* (x: its work) over
- * the operands a, b (may be NULL) */
+/* gpu_worth of work x (its flops and result bytes; gpu_price_* for the
+ * operators whose kernels read CSR) over the operands a, b (may be
+ * NULL): each adds its upload (no device copy) or its download
+ * (device-only: the CPU would land it first) to the transfers */
 static bool worth_priced(GpuXfer x, const MB *a, const MB *b)
 {
     if (a) gpu_xfer_add(&x, a);
     if (b) gpu_xfer_add(&x, b);
     return gpu_worth(&x);
+}
+
+/* worth_priced of out_bytes and flops */
+static bool worth(const MB *a, const MB *b, double out_bytes, double flops)
+{
+    return worth_priced((GpuXfer){.out = out_bytes, .flops = flops}, a, b);
 }
 
 /* Runs op on the device when worth it: NULL with e clear otherwise. The
