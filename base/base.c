@@ -179,11 +179,28 @@ static void pool_drop(BrPool *p, int c)
     free(b);
 }
 
+static bool pool_put(BrPool *p, char *b, size_t cap, int c);
+static BrPool *reserve(void);
+
 void br_pool_free(BrPool *p)
 {
     if (!p) return;
+    BrPool *r = reserve();
     for (int c = 0; c < POOL_CLASSES; c++)
-        while (p->head[c]) pool_drop(p, c);
+        while (p->head[c]) {
+            /* the reserve keeps what it can take (the pool is no one
+             * else's now: its lock is not needed) */
+            char *b = p->head[c];
+            size_t cap = *(size_t *)b;
+            if (!r || cap > r->cap / 2) {
+                pool_drop(p, c);
+                continue;
+            }
+            POOL_UNPOISON(b + ALIGN_HDR, cap - ALIGN_HDR);
+            p->head[c] = *(void **)(b + sizeof(size_t));
+            p->bytes -= cap;
+            if (!pool_put(r, b, cap, c)) free(b);
+        }
     pthread_mutex_destroy(&p->lock);
     free(p);
 }
@@ -250,6 +267,43 @@ static bool pool_put(BrPool *p, char *b, size_t cap, int c)
     return true;
 }
 
+/* The process's reserve (base.h, docs/DESIGN.md "Buffer pools"): a pool
+ * no thread binds, made at its first use; NULL when its cap is 0 or
+ * without memory. */
+static BrPool *g_reserve;
+static pthread_once_t g_reserve_once = PTHREAD_ONCE_INIT;
+
+size_t br_reserve_default_cap(void)
+{
+    const char *v = getenv("BRAID_RESERVE_MB");
+    if (v && *v) {
+        char *end;
+        long long mb = strtoll(v, &end, 10);
+        if (end != v && !*end && mb >= 0) return (size_t)mb << 20;
+    }
+    return BR_RESERVE_CAP;
+}
+
+static void reserve_init(void)
+{
+    size_t cap = br_reserve_default_cap();
+    g_reserve = cap ? br_pool_new(cap) : NULL;
+}
+
+static BrPool *reserve(void)
+{
+    pthread_once(&g_reserve_once, reserve_init);
+    return g_reserve;
+}
+
+bool br_reserve_stats(BrPoolStats *s)
+{
+    BrPool *r = reserve();
+    if (r) br_pool_stats(r, s);
+    else memset(s, 0, sizeof *s);
+    return r != NULL;
+}
+
 /* An aligned block of n bytes; scratch: below the pool's smallest class,
  * rounded up to it while a pool that keeps blocks is bound. */
 static void *alloc_aligned(size_t n, bool scratch)
@@ -261,6 +315,7 @@ static void *alloc_aligned(size_t n, bool scratch)
     int c = -1;
     if (sz >= POOL_MIN && sz <= (size_t)1 << 62) c = pool_class(sz, &sz);
     char *p = c >= 0 && t_pool ? pool_take(t_pool, c) : NULL;
+    if (!p && c >= 0 && reserve()) p = pool_take(g_reserve, c);
     if (!p) {
         void *q = NULL;
         bool huge = sz >= HUGE_MIN;
@@ -289,10 +344,11 @@ void br_free_aligned(void *q)
     if (!q) return;
     char *p = (char *)q - ALIGN_HDR;
     size_t cap = *(size_t *)p;
-    if (cap >= POOL_MIN && t_pool) {
+    if (cap >= POOL_MIN) {
         size_t cc;
         int c = pool_class(cap, &cc);
-        if (cc == cap && pool_put(t_pool, p, cap, c)) return;
+        BrPool *to = t_pool ? t_pool : reserve();
+        if (to && cc == cap && pool_put(to, p, cap, c)) return;
     }
     free(p);
 }

@@ -85,6 +85,18 @@ void br_pool_free(BrPool *p);        /* frees every kept block; unbound */
 BrPool *br_pool_bind(BrPool *p);
 BrPool *br_pool_current(void);
 void br_pool_stats(BrPool *p, BrPoolStats *s);
+/* The process's reserve: blocks of at least 128 KB that a pool gives up
+ * at its end (br_pool_free) or that a thread with no pool frees go to
+ * one more pool, made at the first use and never bound; a pool's miss
+ * (or an unbound allocation) takes from it before allocating. So a
+ * context's fresh pool, a host's next script and a kernel's team threads
+ * reuse pages already faulted in (~13 us per fresh 4 KB page on this
+ * VM). Its cap: BR_RESERVE_CAP, or BRAID_RESERVE_MB (megabytes; 0: no
+ * reserve, read at the first use). br_reserve_stats: its counters
+ * (false and zeros without one). */
+#define BR_RESERVE_CAP ((size_t)256 << 20)
+size_t br_reserve_default_cap(void);
+bool br_reserve_stats(BrPoolStats *s);
 /* Scratch of a kernel that a script may call many times (a where-loop
  * in a loop): br_alloc_aligned, but while a pool that keeps blocks is
  * bound, a block below the pool's smallest class (128 KB) gets that

@@ -57,7 +57,13 @@
  *   [BENCH_REPS=r] build/bench/bench_amulet [n ...]      (default 1024; r 3)
  *
  * BENCH_ALT_ONLY=1 times braid alone, 1 and 2 threads alternated
- * (alt_only): two builds' 2-thread scaling compared on a loaded machine.
+ * (alt_only): two builds' 2-thread scaling compared on a loaded machine;
+ * matmul's runs alternate with dgemm's at the same thread count (b/blas
+ * from wall and process CPU).
+ *
+ * dgemm runs on OpenBLAS's AVX-512 kernel where the CPU has AVX-512 and
+ * the library would run its AVX2 one (blas_core: BENCH_BLAS_CORE=keep
+ * keeps the library's or OPENBLAS_CORETYPE's choice).
  *
  * The issue's sizes, one size per run on an idle machine (wall time at
  * r = 3: about 1 minute at 1024, 7 at 2048; at 4096 about 10, estimated
@@ -89,6 +95,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -96,6 +103,36 @@
 #define PHASES 600
 
 void openblas_set_num_threads(int n);
+char *openblas_get_corename(void);
+
+/* OpenBLAS's dgemm on its best kernel for this CPU. OpenBLAS picks its
+ * kernel (the "core") when the library loads, or takes it from
+ * OPENBLAS_CORETYPE: this machine's environment sets Haswell (its AVX2
+ * kernel), and 0.3.21 would fall back to it anyway (it does not know
+ * AMD's family 26, Zen 5). That kernel ran 1024^3 at ~22 SPR on 1 thread
+ * where the AVX-512 SkylakeX kernel ran ~41 (the instruction bound: ~50),
+ * so against it braid's matmul read 1.18-1.39x OpenBLAS. Where the CPU
+ * has AVX-512 and the core is an AVX2 one (Haswell, Zen), the benchmark
+ * runs itself again with OPENBLAS_CORETYPE=SkylakeX; BENCH_BLAS_CORE=keep
+ * keeps the core as it is (the peer of the results before 2026-12-02).
+ * The header line and the alternated rows name the core. */
+static void blas_core(char **argv)
+{
+    const char *keep = getenv("BENCH_BLAS_CORE");
+    if (keep && !strcmp(keep, "keep")) return;
+    const char *core = openblas_get_corename();
+    __builtin_cpu_init();
+    if (!core || !__builtin_cpu_supports("avx512f") ||
+        (strcasecmp(core, "haswell") && strcasecmp(core, "zen")))
+        return;
+    const char *was = getenv("OPENBLAS_CORETYPE");
+    setenv("BENCH_BLAS_WAS", was ? was : core, 1);
+    setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+    execv("/proc/self/exe", argv);
+    perror("execv");   /* then the core as it is */
+    if (was) setenv("OPENBLAS_CORETYPE", was, 1);
+    else unsetenv("OPENBLAS_CORETYPE");
+}
 
 /* braid's DML alternative: a loop over k of rank-one outer products with
  * elementwise operators (K passes over an M x N matrix) */
@@ -380,17 +417,19 @@ static void alternate(CgOptions *cg, int64_t n, int reps, const char **names, MB
  * `reps` rounds of a 1-thread and a 2-thread run, alternated; per query
  * the best wall and process CPU of each thread count, t1/t2 (wall) and
  * cpu21 (2-thread CPU over 1-thread). */
-static void alt_only(CgOptions *cg, int64_t n, int reps, const char **names, MB **ins)
+static void alt_only(CgOptions *cg, int64_t n, int reps, const char **names, MB **ins, double *R)
 {
     const char *on[] = {"R"};
-    printf("alternated only (BENCH_ALT_ONLY), n %lld, %d rounds; ms best wall and CPU per thread count\n",
-           (long long)n, reps);
+    printf("alternated only (BENCH_ALT_ONLY), n %lld, %d rounds; ms best wall and CPU per thread count; matmul "
+           "also against dgemm (OpenBLAS %s kernel), alternated with braid's runs\n",
+           (long long)n, reps, openblas_get_corename());
     for (int q = 0; q < NQ; q++) {
         char src[600];
         snprintf(src, sizeof src,
                  "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
                  "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { %s }\n", qbody[q]);
         double t[2] = {INFINITY, INFINITY}, c[2] = {INFINITY, INFINITY};
+        double bt[2] = {INFINITY, INFINITY}, bc[2] = {INFINITY, INFINITY};   /* dgemm's (matmul) */
         for (int rep = -1; rep < reps; rep++)
             for (int nt = 1; nt <= 2; nt++) {
                 br_set_threads(nt);
@@ -400,9 +439,19 @@ static void alt_only(CgOptions *cg, int64_t n, int reps, const char **names, MB 
                 if (rep >= 0) t[nt - 1] = fmin(t[nt - 1], now() - t0), c[nt - 1] = fmin(c[nt - 1], cpu_now() - c0);
                 if (r.rc) { fprintf(stderr, "%s\n", r.err); exit(1); }
                 t_run_free(&r);
+                if (q == QMM && rep >= 0) {
+                    openblas_set_num_threads(nt);
+                    double cb;
+                    bt[nt - 1] = fmin(bt[nt - 1], time_dgemm(n, ins[0]->d, ins[1]->d, R, &cb));
+                    bc[nt - 1] = fmin(bc[nt - 1], cb);
+                }
             }
         printf("%-11s wall %.1f / %.1f ms, CPU %.1f / %.1f ms: t1/t2 %.3f cpu21 %.3f\n", qname[q], t[0] * 1e3,
                t[1] * 1e3, c[0] * 1e3, c[1] * 1e3, t[0] / t[1], c[1] / c[0]);
+        if (q == QMM)
+            printf("  dgemm      wall %.1f / %.1f ms, CPU %.1f / %.1f ms: b/blas (dgemm's time over braid's, 1 / 2 "
+                   "threads) wall %.3f / %.3f, CPU %.3f / %.3f\n", bt[0] * 1e3, bt[1] * 1e3, bc[0] * 1e3,
+                   bc[1] * 1e3, bt[0] / t[0], bt[1] / t[1], bc[0] / c[0], bc[1] / c[1]);
         fflush(stdout);
     }
 }
@@ -444,6 +493,7 @@ static void aims(int64_t n, double ablas[2][NQ], double abnd[2][NQ], double abnd
 
 int main(int argc, char **argv)
 {
+    blas_core(argv);
     int64_t sizes[8] = {1024};
     int ns = 1;
     if (argc > 1) {
@@ -469,6 +519,8 @@ int main(int argc, char **argv)
                "multiply/compare/other per vector) replayed register-only on the row's threads; bnd2p = 2 vector "
                "ports x clock / ops per iteration x threads\n",
                ghz, k_isa_name(k_isa()));
+        printf("dgemm: OpenBLAS %s kernel (blas_core; it was %s)\n", openblas_get_corename(),
+               getenv("BENCH_BLAS_WAS") ? getenv("BENCH_BLAS_WAS") : "the same");
         printf("%-11s %5s %1s %7s %7s %7s %7s %7s %7s %7s %7s | %6s %6s %6s %6s %6s %6s %6s %5s %6s %5s | %5s %5s %5s "
                "%6s | %5s %6s  %s  %-12s %6s\n",
                "query", "n", "t", "braid", "lifted", "gcc", "gcc-gen", "dgemm", "numpy", "outer", "bound", "b/gcc",
@@ -484,7 +536,11 @@ int main(int argc, char **argv)
         if (alt_only_run) {
             const char *an[] = {"A", "B", "thi", "thj", "dis"};
             MB *ai[] = {A, B, thi, thj, dis};
-            alt_only(&cg, n, reps, an, ai);
+            double *R = malloc((size_t)(n * n) * sizeof *R);   /* dgemm's, faulted in once */
+            if (!R) return 1;
+            memset(R, 0, (size_t)(n * n) * sizeof *R);
+            alt_only(&cg, n, reps, an, ai, R);
+            free(R);
             mb_release(A); mb_release(B); mb_release(thi); mb_release(thj); mb_release(dis);
             continue;
         }

@@ -174,6 +174,73 @@ static void test_pool(void)
     T_CHECK(br_pool_default_cap() == BR_POOL_CAP, "default cap");
 }
 
+/* The process's reserve (base.h): a pool's blocks outlive its end there
+ * and serve the next pool's misses; an unbound thread's frees go there
+ * and its allocations take from there; BRAID_RESERVE_MB sets the cap.
+ * Fails with BRAID_RESERVE_MB=0 (no reserve: every check below). */
+static void test_reserve(void)
+{
+    BrErr e = {0};
+    BrPoolStats r0, r1, st;
+    T_CHECK(br_reserve_stats(&r0) && r0.cap == br_reserve_default_cap() && r0.cap > 0, "the reserve exists (cap %zu)",
+            r0.cap);
+    /* a context's pool ends: its kept block moves to the reserve */
+    BrPool *p = br_pool_new((size_t)8 << 20);
+    BrPool *prev = br_pool_bind(p);
+    MB *a = mb_dense_uninit(90000, 1, &e);   /* 720 KB */
+    for (int64_t i = 0; i < 90000; i++) a->d[i] = 3.0 + (double)i;
+    double *old = a->d;
+    mb_release(a);
+    br_pool_bind(prev);
+    br_pool_free(p);
+    br_reserve_stats(&r1);
+    T_CHECK(r1.kept == r0.kept + 1 && r1.bytes >= r0.bytes + 90000 * 8, "a freed pool's block kept by the reserve "
+            "(kept %lld, %zu B)", (long long)(r1.kept - r0.kept), r1.bytes - r0.bytes);
+    /* the next context's pool misses; the reserve serves it, zeroed
+     * where zeros are asked for */
+    p = br_pool_new((size_t)8 << 20);
+    prev = br_pool_bind(p);
+    MB *z = mb_dense(89000, 1, &e);   /* the same class */
+    int bad = 0;
+    for (int64_t i = 0; z && i < 89000; i++) bad += z->d[i] != 0;
+    br_pool_stats(p, &st);
+    br_reserve_stats(&r0);
+    T_CHECK(z && z->d == old && st.misses == 1 && st.hits == 0 && r0.hits == r1.hits + 1,
+            "a new pool's miss served by the reserve (pool misses %lld, reserve hits %lld)", (long long)st.misses,
+            (long long)(r0.hits - r1.hits));
+    T_CHECK(bad == 0, "a reserve block handed out as zeroed is zero (%d non-zeros)", bad);
+    mb_release(z);   /* kept by the bound pool, not the reserve */
+    br_reserve_stats(&r1);
+    br_pool_stats(p, &st);
+    T_CHECK(r1.kept == r0.kept && st.kept == 1, "a bound thread frees into its pool");
+    br_pool_bind(prev);
+    br_pool_free(p);
+    /* an unbound thread: frees into the reserve, takes from it */
+    MB *u = mb_dense_uninit(150000, 1, &e);   /* 1.2 MB */
+    double *uold = u->d;
+    br_reserve_stats(&r0);
+    mb_release(u);
+    br_reserve_stats(&r1);
+    T_CHECK(r1.kept == r0.kept + 1, "an unbound free kept by the reserve");
+    MB *f = mb_fill(150000, 1, 0.25, &e);
+    bad = 0;
+    for (int64_t i = 0; f && i < 150000; i++) bad += f->d[i] != 0.25;
+    br_reserve_stats(&r0);
+    T_CHECK(f && f->d == uold && r0.hits == r1.hits + 1 && bad == 0, "an unbound allocation served by the reserve");
+    mb_release(f);
+    /* bounded: a block above half the cap is freed, and the bytes kept
+     * never pass the cap */
+    br_reserve_stats(&r0);
+    T_CHECK(r0.bytes <= r0.cap && r0.peak <= r0.cap, "the reserve within its cap (%zu of %zu)", r0.bytes, r0.cap);
+    /* the cap: BRAID_RESERVE_MB (read at the first use), 0: none */
+    setenv("BRAID_RESERVE_MB", "0", 1);
+    T_CHECK(br_reserve_default_cap() == 0, "BRAID_RESERVE_MB=0");
+    setenv("BRAID_RESERVE_MB", "5", 1);
+    T_CHECK(br_reserve_default_cap() == (size_t)5 << 20, "BRAID_RESERVE_MB=5");
+    unsetenv("BRAID_RESERVE_MB");
+    T_CHECK(br_reserve_default_cap() == BR_RESERVE_CAP, "default reserve cap");
+}
+
 int main(void)
 {
     BrErr e = {0};
@@ -210,6 +277,7 @@ int main(void)
     T_CHECK(z && z->sparse && mb_bytes(z) < 20000, "empty is cheap");
     mb_release(z);
     test_pool();
+    test_reserve();
     test_empty_vector();
     return t_done("test_mb");
 }
