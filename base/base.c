@@ -157,16 +157,20 @@ BrPool *br_pool_new(size_t cap)
     return p;
 }
 
-size_t br_pool_default_cap(void)
+/* Megabytes from environment variable name (a whole number >= 0), else
+ * def bytes. */
+static size_t env_mb(const char *name, size_t def)
 {
-    const char *v = getenv("BRAID_POOL_MB");
+    const char *v = getenv(name);
     if (v && *v) {
         char *end;
         long long mb = strtoll(v, &end, 10);
         if (end != v && !*end && mb >= 0) return (size_t)mb << 20;
     }
-    return BR_POOL_CAP;
+    return def;
 }
+
+size_t br_pool_default_cap(void) { return env_mb("BRAID_POOL_MB", BR_POOL_CAP); }
 
 static void pool_drop(BrPool *p, int c)
 {
@@ -273,16 +277,7 @@ static bool pool_put(BrPool *p, char *b, size_t cap, int c)
 static BrPool *g_reserve;
 static pthread_once_t g_reserve_once = PTHREAD_ONCE_INIT;
 
-size_t br_reserve_default_cap(void)
-{
-    const char *v = getenv("BRAID_RESERVE_MB");
-    if (v && *v) {
-        char *end;
-        long long mb = strtoll(v, &end, 10);
-        if (end != v && !*end && mb >= 0) return (size_t)mb << 20;
-    }
-    return BR_RESERVE_CAP;
-}
+size_t br_reserve_default_cap(void) { return env_mb("BRAID_RESERVE_MB", BR_RESERVE_CAP); }
 
 static void reserve_init(void)
 {
