@@ -91,17 +91,145 @@ static const char cl_kernels[] =
     "    for (long k = rp[i]; k < rp[i + 1]; k++) out[i * cols + ci[k]] = v[k];\n"
     "}\n"
     /* CSR a (rows x inner) times dense b (inner x n): one work-item per
-     * output cell, the row's non-zeros in order (spmv for n = 1) */
+     * output cell, the row's non-zeros in order (spmv for n = 1). IEEE
+     * over the zeros a does not store (docs/DESIGN.md "NaN and Inf"): nf
+     * (when usenf) holds each column's count of NaN/Inf in b; a cell
+     * whose row met fewer of them with a non-zero has a 0 * NaN/Inf term
+     * and is NaN, as k_matmul marks it. Without usenf b is finite. */
     "__kernel void csr_mm(long rows, long n, __global const long *rp, __global const int *ci,\n"
-    "                     __global const double *v, __global const double *b, __global double *out)\n"
+    "                     __global const double *v, __global const double *b, __global const long *nf,\n"
+    "                     int usenf, __global double *out)\n"
     "{\n"
     "    long k = get_global_id(0);\n"
     "    if (k >= rows * n) return;\n"
-    "    long i = k / n, j = k - i * n;\n"
+    "    long i = k / n, j = k - i * n, met = 0;\n"
     "    double s = 0;\n"
-    "    for (long p = rp[i]; p < rp[i + 1]; p++)\n"
-    "        if (v[p] != 0) s += v[p] * b[(long)ci[p] * n + j];   /* explicit zeros are zeros */\n"
-    "    out[k] = s;\n"
+    "    for (long p = rp[i]; p < rp[i + 1]; p++) {\n"
+    "        double x = v[p], y = b[(long)ci[p] * n + j];\n"
+    "        if (x != 0) { s += x * y; met += !isfinite(y); }   /* explicit zeros are zeros */\n"
+    "    }\n"
+    "    out[k] = usenf && nf[j] > met ? NAN : s;\n"
+    "}\n"
+    /* the count of NaN/Inf in each of b's n columns (k rows) */
+    "__kernel void col_nonfinite(long k, long n, __global const double *b, __global long *nf)\n"
+    "{\n"
+    "    long j = get_global_id(0);\n"
+    "    if (j >= n) return;\n"
+    "    long c = 0;\n"
+    "    for (long r = 0; r < k; r++) c += !isfinite(b[r * n + j]);\n"
+    "    nf[j] = c;\n"
+    "}\n"
+    /* bad[r]: whether CSR row r stores a NaN or an infinity */
+    "__kernel void csr_row_bad(long rows, __global const long *rp, __global const double *v, __global int *bad)\n"
+    "{\n"
+    "    long r = get_global_id(0);\n"
+    "    if (r >= rows) return;\n"
+    "    int f = 0;\n"
+    "    for (long p = rp[r]; p < rp[r + 1]; p++) f |= !isfinite(v[p]);\n"
+    "    bad[r] = f;\n"
+    "}\n"
+    /* t(a) %*% b, a CSR (k x m), b dense (k x n): work-item (g, j) sums
+     * the rows [g * chunk, (g + 1) * chunk) of a into chunk g's partial
+     * m x n block (part + g * m * n, column j), each row's entries in
+     * order; part_sum adds the partials. A NaN/Inf b[r, j] meets every
+     * cell of row r, zeros included (IEEE). */
+    "__kernel void csr_tmm(long k, long m, long n, long chunk, __global const long *rp, __global const int *ci,\n"
+    "                      __global const double *v, __global const double *b, __global double *part)\n"
+    "{\n"
+    "    long t = get_global_id(0), G = (k + chunk - 1) / chunk;\n"
+    "    if (t >= G * n) return;\n"
+    "    long g = t / n, j = t - g * n, r1 = min(k, (g + 1) * chunk);\n"
+    "    __global double *o = part + g * m * n;\n"
+    "    for (long c = 0; c < m; c++) o[c * n + j] = 0;\n"
+    "    for (long r = g * chunk; r < r1; r++) {\n"
+    "        double y = b[r * n + j];\n"
+    "        long p = rp[r], pe = rp[r + 1];\n"
+    "        if (isfinite(y))\n"
+    "            for (; p < pe; p++) o[(long)ci[p] * n + j] += v[p] * y;\n"
+    "        else\n"
+    "            for (long c = 0; c < m; c++) o[c * n + j] += (p < pe && ci[p] == c ? v[p++] : 0.0) * y;\n"
+    "    }\n"
+    "}\n"
+    /* dense a (m x k) times CSR b (k x n): one work-item per output row,
+     * a's cells in order, each scattering b's row (every stored entry,
+     * so 0 * NaN/Inf is NaN; a NaN/Inf a cell meets b's zeros too) */
+    "__kernel void dense_csr_mm(long m, long k, long n, __global const double *a, __global const long *rp,\n"
+    "                           __global const int *ci, __global const double *v, __global double *out)\n"
+    "{\n"
+    "    long i = get_global_id(0);\n"
+    "    if (i >= m) return;\n"
+    "    __global double *o = out + i * n;\n"
+    "    for (long j = 0; j < n; j++) o[j] = 0;\n"
+    "    for (long q = 0; q < k; q++) {\n"
+    "        double x = a[i * k + q];\n"
+    "        long p = rp[q], pe = rp[q + 1];\n"
+    "        if (isfinite(x))\n"
+    "            for (; p < pe; p++) o[ci[p]] += x * v[p];\n"
+    "        else\n"
+    "            for (long j = 0; j < n; j++) o[j] += x * (p < pe && ci[p] == j ? v[p++] : 0.0);\n"
+    "    }\n"
+    "}\n"
+    /* t(X) %*% X for CSR X (k x n): work-item (g, c) sums the rows of
+     * chunk g into the upper triangle's row c of the partial n x n block
+     * g: X[r, c] (found by a binary search of row r) times the row's
+     * entries from column c on. A row with a NaN/Inf (bad, when usebad;
+     * without it X is finite) takes every term, zeros included. */
+    "__kernel void csr_tsmm_l(long k, long n, long chunk, __global const long *rp, __global const int *ci,\n"
+    "                         __global const double *v, __global const int *bad, int usebad,\n"
+    "                         __global double *part)\n"
+    "{\n"
+    "    long t = get_global_id(0), G = (k + chunk - 1) / chunk;\n"
+    "    if (t >= G * n) return;\n"
+    "    long g = t / n, c = t - g * n, r1 = min(k, (g + 1) * chunk);\n"
+    "    __global double *o = part + g * n * n + c * n;\n"
+    "    for (long d = c; d < n; d++) o[d] = 0;\n"
+    "    for (long r = g * chunk; r < r1; r++) {\n"
+    "        long lo = rp[r], hi = rp[r + 1], pe = hi;\n"
+    "        while (lo < hi) {\n"
+    "            long mid = lo + (hi - lo) / 2;\n"
+    "            if (ci[mid] < c) lo = mid + 1;\n"
+    "            else hi = mid;\n"
+    "        }\n"
+    "        double x = lo < pe && ci[lo] == c ? v[lo] : 0.0;\n"
+    "        if (usebad && bad[r])\n"
+    "            for (long d = c, p = lo; d < n; d++) o[d] += x * (p < pe && ci[p] == d ? v[p++] : 0.0);\n"
+    "        else if (x != 0)\n"
+    "            for (long p = lo; p < pe; p++) o[ci[p]] += x * v[p];\n"
+    "    }\n"
+    "}\n"
+    /* X %*% t(X) for CSR X (m rows): one work-item per cell of the upper
+     * triangle, the dot product of two rows by a merge of their sorted
+     * columns (a NaN/Inf facing an unstored zero gives NaN), written to
+     * both halves (exactly symmetric) */
+    "__kernel void csr_tsmm_r(long m, __global const long *rp, __global const int *ci, __global const double *v,\n"
+    "                         __global double *out)\n"
+    "{\n"
+    "    long q = get_global_id(0);\n"
+    "    if (q >= m * m) return;\n"
+    "    long i = q / m, l = q - i * m;\n"
+    "    if (l < i) return;\n"
+    "    long p = rp[i], pe = rp[i + 1], r = rp[l], re = rp[l + 1];\n"
+    "    double s = 0;\n"
+    "    while (p < pe || r < re) {\n"
+    "        long cp = p < pe ? (long)ci[p] : LONG_MAX, cr = r < re ? (long)ci[r] : LONG_MAX;\n"
+    "        if (cp == cr) s += v[p++] * v[r++];\n"
+    "        else if (cp < cr) { if (!isfinite(v[p])) s += v[p] * 0.0; p++; }\n"
+    "        else { if (!isfinite(v[r])) s += v[r] * 0.0; r++; }\n"
+    "    }\n"
+    "    out[i * m + l] = s;\n"
+    "    out[l * m + i] = s;\n"
+    "}\n"
+    /* out (rows x cols) = the sum of G partial blocks, in chunk order;
+     * sym: the lower triangle mirrors the upper one (tsmm) */
+    "__kernel void part_sum(long G, long rows, long cols, int sym, __global const double *part,\n"
+    "                       __global double *out)\n"
+    "{\n"
+    "    long q = get_global_id(0), cells = rows * cols;\n"
+    "    if (q >= cells) return;\n"
+    "    long i = q / cols, j = q - i * cols, src = sym && j < i ? j * cols + i : q;\n"
+    "    double s = part[src];\n"
+    "    for (long g = 1; g < G; g++) s += part[g * cells + src];\n"
+    "    out[q] = s;\n"
     "}\n"
     /* transpose through a 16 x 17 local tile (work-group composition:
      * coalesced reads and writes, the padding avoids bank conflicts) */

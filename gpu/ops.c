@@ -8,9 +8,10 @@
  * operators and scalars); the other elementwise operators, ifelse, the
  * aggregates, cumulative aggregates, slices and transposes read the CSR
  * arrays in their own kernel (clsrc.c's MAT operands) and write a dense
- * result; a sparse left operand of a product runs csr_mm. The CLBlast
- * calls (products, tsmm), a product's right operand, left indexing and
- * CLA's UNC groups take a dense copy made on the device first
+ * result; products and tsmm over a CSR operand run CSR kernels (csr_mm,
+ * dense_csr_mm, csr_tmm, csr_tsmm_l/_r), dense ones CLBlast. A CSR
+ * right operand of X %*% B with X CSR and of t(A) %*% B, left indexing
+ * and CLA's UNC groups take a dense copy made on the device first
  * (gpu_dense_view). */
 #include <math.h>
 #include <stdlib.h>
@@ -62,6 +63,7 @@ cl_mem gpu_dense_view(const MB *m, const GpuBuf *b, cl_mem *tmp, BrErr *e)
     if (!b->sparse) return b->d;
     cl_mem d = gpu_alloc((size_t)(m->rows * m->cols) * sizeof(double), e);
     if (!d) return NULL;
+    gpu_st.expand_bytes += m->rows * m->cols * (int64_t)sizeof(double);
     cl_long r = m->rows, c = m->cols;
     if (gpu_args(K(K_CSR_TO_DENSE), e, sizeof r, &r, sizeof c, &c, sizeof(cl_mem), &b->rp, sizeof(cl_mem), &b->ci,
                  sizeof(cl_mem), &b->v, sizeof(cl_mem), &d, (size_t)0) ||
@@ -404,32 +406,175 @@ static int gemm(bool ta, bool tb, size_t m, size_t n, size_t k, cl_mem a, size_t
     return 0;
 }
 
+/* Whether the host knows m is finite (a device-only block's cells are
+ * on the device alone) */
+static bool host_finite(const MB *m) { return !m->dev && !mb_has_nonfinite(m); }
+
+/* out (rows x cols) = the sum of the G partial blocks in part (sym: the
+ * lower triangle mirrors the upper one) */
+static int part_sum_run(int64_t G, int64_t rows, int64_t cols, int sym, cl_mem part, cl_mem o, BrErr *e)
+{
+    cl_long g = G, r = rows, c = cols;
+    cl_int sy = sym;
+    if (gpu_args(K(K_PART_SUM), e, sizeof g, &g, sizeof r, &r, sizeof c, &c, sizeof sy, &sy, sizeof(cl_mem), &part,
+                 sizeof(cl_mem), &o, (size_t)0))
+        return -1;
+    return gpu_launch1(K(K_PART_SUM), (size_t)(rows * cols), 0, e);
+}
+
+/* The rows per chunk of the partial-block kernels (csr_tmm, csr_tsmm_l)
+ * over k rows, width work-items per chunk, partial blocks of cells:
+ * enough chunks for 256 work-items, at least 8 rows each, their blocks
+ * within an eighth of the pool's budget (one chunk writes the result
+ * itself) */
+static int64_t part_chunk(int64_t k, int64_t width, double cells)
+{
+    int64_t G = (256 + width - 1) / BR_MAX(width, 1);
+    if (G > (k + 7) / 8) G = (k + 7) / 8;
+    while (G > 1 && (double)G * cells * 8 > gpu_ctx.budget / 8) G /= 2;
+    G = BR_MAX(G, 1);
+    return (k + G - 1) / G;
+}
+
+/* A partial-block buffer of G blocks of cells (o itself for one) */
+static cl_mem part_buf(int64_t G, double cells, cl_mem o, BrErr *e)
+{
+    if (G == 1) return o;
+    gpu_st.part_bytes += (int64_t)((double)G * cells * 8);
+    return gpu_alloc((size_t)((double)G * cells * 8), e);
+}
+
+/* CSR a (its copy ab, m x k) times the dense k x n buffer db into o:
+ * csr_mm, after col_nonfinite's counts of b's NaN/Inf unless b is known
+ * finite. 0, or -1 (e set, or clear for a buffer beyond the largest). */
+static int csr_mm_run(const GpuBuf *ab, int64_t m, int64_t k, int64_t n, cl_mem db, bool finite, cl_mem o,
+                      BrErr *e)
+{
+    cl_long rr = m, kk = k, nn = n;
+    cl_int use = !finite;
+    cl_mem nf = NULL;
+    int rc = -1;
+    if (use && (!(nf = gpu_alloc((size_t)n * sizeof(cl_long), e)) ||
+                gpu_args(K(K_COL_NONFINITE), e, sizeof kk, &kk, sizeof nn, &nn, sizeof(cl_mem), &db, sizeof(cl_mem),
+                         &nf, (size_t)0) ||
+                gpu_launch1(K(K_COL_NONFINITE), (size_t)n, 0, e)))
+        goto done;
+    cl_mem nfa = nf ? nf : db;   /* unread without use */
+    if (!gpu_args(K(K_CSR_MM), e, sizeof rr, &rr, sizeof nn, &nn, sizeof(cl_mem), &ab->rp, sizeof(cl_mem), &ab->ci,
+                  sizeof(cl_mem), &ab->v, sizeof(cl_mem), &db, sizeof(cl_mem), &nfa, sizeof use, &use, sizeof(cl_mem),
+                  &o, (size_t)0) &&
+        !gpu_launch1(K(K_CSR_MM), (size_t)(m * n), 0, e))
+        rc = 0;
+done:
+    if (nf) clReleaseMemObject(nf);
+    return rc;
+}
+
+/* dense a (m x k, buffer da) times CSR b (its copy bb, k x n) into o */
+static int dense_csr_run(cl_mem da, const GpuBuf *bb, int64_t m, int64_t k, int64_t n, cl_mem o, BrErr *e)
+{
+    cl_long mm = m, kk = k, nn = n;
+    if (gpu_args(K(K_DENSE_CSR_MM), e, sizeof mm, &mm, sizeof kk, &kk, sizeof nn, &nn, sizeof(cl_mem), &da,
+                 sizeof(cl_mem), &bb->rp, sizeof(cl_mem), &bb->ci, sizeof(cl_mem), &bb->v, sizeof(cl_mem), &o,
+                 (size_t)0))
+        return -1;
+    return gpu_launch1(K(K_DENSE_CSR_MM), (size_t)m, 0, e);
+}
+
+/* t(a) %*% b for CSR a (copy ab, k x m) and the dense k x n buffer db:
+ * csr_tmm's partial blocks per chunk of rows, then part_sum (one chunk:
+ * into o directly) */
+static int csr_tmm_run(const GpuBuf *ab, int64_t k, int64_t m, int64_t n, cl_mem db, cl_mem o, BrErr *e)
+{
+    double cells = (double)m * (double)n;
+    int64_t chunk = part_chunk(k, n, cells), G = (k + chunk - 1) / chunk;
+    cl_mem part = part_buf(G, cells, o, e);
+    if (!part) return -1;
+    cl_long kk = k, mm = m, nn = n, ch = chunk;
+    int rc = gpu_args(K(K_CSR_TMM), e, sizeof kk, &kk, sizeof mm, &mm, sizeof nn, &nn, sizeof ch, &ch, sizeof(cl_mem),
+                      &ab->rp, sizeof(cl_mem), &ab->ci, sizeof(cl_mem), &ab->v, sizeof(cl_mem), &db, sizeof(cl_mem),
+                      &part, (size_t)0) ||
+                     gpu_launch1(K(K_CSR_TMM), (size_t)(G * n), 0, e) ||
+                     (G > 1 && part_sum_run(G, m, n, 0, part, o, e))
+                 ? -1
+                 : 0;
+    if (part != o) clReleaseMemObject(part);
+    return rc;
+}
+
+/* t(X) %*% X for CSR X (copy xb, k x n) into o: csr_row_bad's flags
+ * first unless X is known finite, csr_tsmm_l's upper triangles per
+ * chunk of rows, then part_sum mirroring them (one chunk: sym_lower on
+ * o) */
+static int csr_tsmm_l_run(const GpuBuf *xb, int64_t k, int64_t n, bool finite, cl_mem o, BrErr *e)
+{
+    double cells = (double)n * (double)n;
+    int64_t chunk = part_chunk(k, n, cells), G = (k + chunk - 1) / chunk;
+    cl_long kk = k, nn = n, ch = chunk;
+    cl_int use = !finite;
+    cl_mem bad = NULL, part = part_buf(G, cells, o, e);
+    int rc = -1;
+    if (!part) return -1;
+    if (use && (!(bad = gpu_alloc((size_t)k * sizeof(cl_int), e)) ||
+                gpu_args(K(K_CSR_ROW_BAD), e, sizeof kk, &kk, sizeof(cl_mem), &xb->rp, sizeof(cl_mem), &xb->v,
+                         sizeof(cl_mem), &bad, (size_t)0) ||
+                gpu_launch1(K(K_CSR_ROW_BAD), (size_t)k, 0, e)))
+        goto done;
+    cl_mem ba = bad ? bad : xb->v;   /* unread without use */
+    if (gpu_args(K(K_CSR_TSMM_L), e, sizeof kk, &kk, sizeof nn, &nn, sizeof ch, &ch, sizeof(cl_mem), &xb->rp,
+                 sizeof(cl_mem), &xb->ci, sizeof(cl_mem), &xb->v, sizeof(cl_mem), &ba, sizeof use, &use,
+                 sizeof(cl_mem), &part, (size_t)0) ||
+        gpu_launch1(K(K_CSR_TSMM_L), (size_t)(G * n), 0, e))
+        goto done;
+    if (G > 1) rc = part_sum_run(G, n, n, 1, part, o, e);
+    else if (!gpu_args(K(K_SYM_LOWER), e, sizeof nn, &nn, sizeof(cl_mem), &o, (size_t)0))
+        rc = gpu_launch1(K(K_SYM_LOWER), (size_t)(n * n), 0, e);
+done:
+    if (bad) clReleaseMemObject(bad);
+    if (part != o) clReleaseMemObject(part);
+    return rc;
+}
+
+/* X %*% t(X) for CSR X (copy xb, m rows) into o: csr_tsmm_r */
+static int csr_tsmm_r_run(const GpuBuf *xb, int64_t m, cl_mem o, BrErr *e)
+{
+    cl_long mm = m;
+    if (gpu_args(K(K_CSR_TSMM_R), e, sizeof mm, &mm, sizeof(cl_mem), &xb->rp, sizeof(cl_mem), &xb->ci, sizeof(cl_mem),
+                 &xb->v, sizeof(cl_mem), &o, (size_t)0))
+        return -1;
+    return gpu_launch1(K(K_CSR_TSMM_R), (size_t)(m * m), 0, e);
+}
+
+/* The m x n result in o when ok (o then the pool's), else o released */
+static MB *mm_result(bool ok, int64_t m, int64_t n, cl_mem o, BrErr *e)
+{
+    if (ok) return gpu_dense_result(m, n, o, e);
+    clReleaseMemObject(o);
+    return NULL;
+}
+
 MB *gpu_matmul(const MB *a, const MB *b, BrErr *e)
 {
     if (a->cmb || b->cmb || a->cols != b->rows || a->rows * a->cols == 0 || b->rows * b->cols == 0) return NULL;
     if (!begin(e)) return NULL;
     GpuBuf ab, bb;
-    MB *r = NULL;
     if (gpu_get(a, &ab, e) || gpu_get(b, &bb, e)) return end(NULL);
     int64_t m = a->rows, k = a->cols, n = b->cols;
-    cl_mem tb, db = gpu_dense_view(b, &bb, &tb, e), ta = NULL, o = db ? out_buf(m * n, e) : NULL;
-    /* the CSR kernel skips a's zeros: exact only when b is finite (0 *
-     * Inf is NaN: docs/DESIGN.md "NaN and Inf"); otherwise a dense view
-     * of a multiplies every cell, as the CPU's k_matmul marks them */
-    if (o && ab.sparse && !b->dev && !mb_has_nonfinite(b)) {
-        /* CSR times dense: spmv for one column */
-        cl_long rr = m, nn = n;
-        if (!gpu_args(K(K_CSR_MM), e, sizeof rr, &rr, sizeof nn, &nn, sizeof(cl_mem), &ab.rp, sizeof(cl_mem), &ab.ci,
-                      sizeof(cl_mem), &ab.v, sizeof(cl_mem), &db, sizeof(cl_mem), &o, (size_t)0) &&
-            !gpu_launch1(K(K_CSR_MM), (size_t)(m * n), 0, e))
-            r = gpu_dense_result(m, n, o, e), o = NULL;
-    } else if (o) {
-        cl_mem da = gpu_dense_view(a, &ab, &ta, e);
-        if (da && !gemm(false, false, (size_t)m, (size_t)n, (size_t)k, da, (size_t)k, db, (size_t)n, o, e))
-            r = gpu_dense_result(m, n, o, e), o = NULL;
+    cl_mem tb = NULL, o = out_buf(m * n, e);
+    if (!o) return end(NULL);
+    bool ok;
+    /* the device copies' formats decide: CSR a by csr_mm (a CSR b
+     * expanded first), dense a times CSR b by dense_csr_mm, both dense
+     * by CLBlast */
+    if (ab.sparse) {
+        cl_mem db = gpu_dense_view(b, &bb, &tb, e);
+        ok = db && !csr_mm_run(&ab, m, k, n, db, host_finite(b), o, e);
+    } else if (bb.sparse) {
+        ok = !dense_csr_run(ab.d, &bb, m, k, n, o, e);
+    } else {
+        ok = !gemm(false, false, (size_t)m, (size_t)n, (size_t)k, ab.d, (size_t)k, bb.d, (size_t)n, o, e);
     }
-    if (o) clReleaseMemObject(o);
-    if (ta) clReleaseMemObject(ta);
+    MB *r = mm_result(ok, m, n, o, e);
     if (tb) clReleaseMemObject(tb);
     return end(r);
 }
@@ -439,16 +584,18 @@ MB *gpu_matmul_tl(const MB *a, const MB *b, BrErr *e)
     if (a->cmb || b->cmb || a->rows != b->rows || a->rows * a->cols == 0 || b->rows * b->cols == 0) return NULL;
     if (!begin(e)) return NULL;
     GpuBuf ab, bb;
-    MB *r = NULL;
     if (gpu_get(a, &ab, e) || gpu_get(b, &bb, e)) return end(NULL);
     int64_t m = a->cols, k = a->rows, n = b->cols;
-    /* op(A) = a^T (lda = a's columns): t(a) is never formed */
-    cl_mem ta = NULL, tb = NULL, da = gpu_dense_view(a, &ab, &ta, e), db = da ? gpu_dense_view(b, &bb, &tb, e) : NULL;
-    cl_mem o = db ? out_buf(m * n, e) : NULL;
-    if (o && !gemm(true, false, (size_t)m, (size_t)n, (size_t)k, da, (size_t)a->cols, db, (size_t)n, o, e))
-        r = gpu_dense_result(m, n, o, e), o = NULL;
-    if (o) clReleaseMemObject(o);
-    if (ta) clReleaseMemObject(ta);
+    cl_mem tb = NULL, db = gpu_dense_view(b, &bb, &tb, e), o = db ? out_buf(m * n, e) : NULL;
+    if (!o) {
+        if (tb) clReleaseMemObject(tb);
+        return end(NULL);
+    }
+    /* CSR a by csr_tmm; dense a by CLBlast with op(A) = a^T (lda = a's
+     * columns): t(a) is never formed. A CSR b is expanded first. */
+    bool ok = ab.sparse ? !csr_tmm_run(&ab, k, m, n, db, o, e)
+                        : !gemm(true, false, (size_t)m, (size_t)n, (size_t)k, ab.d, (size_t)a->cols, db, (size_t)n, o, e);
+    MB *r = mm_result(ok, m, n, o, e);
     if (tb) clReleaseMemObject(tb);
     return end(r);
 }
@@ -458,21 +605,23 @@ MB *gpu_tsmm(const MB *x, bool left, BrErr *e)
     if (x->cmb || x->rows * x->cols == 0) return NULL;
     if (!begin(e)) return NULL;
     GpuBuf xb;
-    MB *r = NULL;
     if (gpu_get(x, &xb, e)) return end(NULL);
     int64_t n = left ? x->cols : x->rows, k = left ? x->rows : x->cols;
-    cl_mem tmp, d = gpu_dense_view(x, &xb, &tmp, e), o = d ? out_buf(n * n, e) : NULL;
+    cl_mem o = out_buf(n * n, e);
+    if (!o) return end(NULL);
     cl_long nn = n;
-    /* t(X) X: op(A) = X^T (lda = cols), B = X; X t(X): A = X, op(B) = X^T;
-     * then the upper triangle mirrored, so the result is exactly
-     * symmetric as the CPU's */
-    if (o && !gemm(left, !left, (size_t)n, (size_t)n, (size_t)k, d, (size_t)x->cols, d, (size_t)x->cols, o, e) &&
-        !gpu_args(K(K_SYM_LOWER), e, sizeof nn, &nn, sizeof(cl_mem), &o, (size_t)0) &&
-        !gpu_launch1(K(K_SYM_LOWER), (size_t)(n * n), 0, e))
-        r = gpu_dense_result(n, n, o, e), o = NULL;
-    if (o) clReleaseMemObject(o);
-    if (tmp) clReleaseMemObject(tmp);
-    return end(r);
+    bool ok;
+    /* CSR X: csr_tsmm_l / csr_tsmm_r. Dense: t(X) X: op(A) = X^T (lda =
+     * cols), B = X; X t(X): A = X, op(B) = X^T; then the upper triangle
+     * mirrored. Either way the result is exactly symmetric, as the
+     * CPU's. */
+    if (xb.sparse)
+        ok = !(left ? csr_tsmm_l_run(&xb, x->rows, x->cols, host_finite(x), o, e) : csr_tsmm_r_run(&xb, x->rows, o, e));
+    else
+        ok = !gemm(left, !left, (size_t)n, (size_t)n, (size_t)k, xb.d, (size_t)x->cols, xb.d, (size_t)x->cols, o, e) &&
+             !gpu_args(K(K_SYM_LOWER), e, sizeof nn, &nn, sizeof(cl_mem), &o, (size_t)0) &&
+             !gpu_launch1(K(K_SYM_LOWER), (size_t)(n * n), 0, e);
+    return end(mm_result(ok, n, n, o, e));
 }
 
 MB *gpu_transpose(const MB *a, BrErr *e)
@@ -553,6 +702,42 @@ void gpu_price_agg(OpCode op, AggDir dir, const MB *a, GpuXfer *x)
      * for min/max); agg_col and agg_seg look every cell up */
     if (agg_code(op) >= 0 && dir != DIR_COL) price(x, nz + (a->sparse ? (double)a->rows : 0), nz, out);
     else price(x, n * (1 + csr_probes(a)), agg_code(op) >= 0 ? nz : n, out);
+}
+
+void gpu_price_mm(OpCode op, bool left, const MB *a, const MB *b, GpuXfer *x)
+{
+    double nza = (double)a->nnz;
+    if (op == OP_TSMM) {
+        /* csr_tsmm_l: a binary search per row and column, then each
+         * row's products from that column on (about nnz^2 / k over the
+         * rows, as the CPU's scatter); csr_tsmm_r: a merge of two rows
+         * per upper cell; dense: CLBlast */
+        double k = left ? (double)a->rows : (double)a->cols, n = left ? (double)a->cols : (double)a->rows;
+        double prod = nza * nza / fmax(k, 1);
+        if (!a->sparse) price(x, k * n * n, k * n * n, n * n * 8);
+        else if (left) price(x, k * n * csr_probes(a) + prod + n * n, prod, n * n * 8);
+        else price(x, n * nza + n * n, prod, n * n * 8);
+        return;
+    }
+    bool tl = op == OP_MATMULTL;
+    double m = tl ? (double)a->cols : (double)a->rows, k = tl ? (double)a->rows : (double)a->cols;
+    double n = (double)b->cols, nzb = (double)b->nnz;
+    /* a CSR b is expanded where a is CSR too (and for t(a) %*% b) */
+    double expand = b->sparse && (a->sparse || tl) ? k * n : 0;
+    if (a->sparse) {
+        /* csr_mm (after col_nonfinite's pass over b unless b is known
+         * finite) or csr_tmm and its partial sums; the CPU visits a's
+         * entries (and b's where both are sparse) */
+        double pass = tl ? 2 * m * n : host_finite(b) ? 0 : k * n;
+        double host = 2 * nza * (b->sparse ? nzb / fmax(k, 1) : n);
+        price(x, 2 * nza * n + expand + pass, host, m * n * 8);
+    } else if (b->sparse) {
+        /* dense_csr_mm: each row of a over b's entries (t(a): CLBlast
+         * over b expanded) */
+        price(x, tl ? 2 * m * k * n + expand : 2 * m * nzb, 2 * m * nzb, m * n * 8);
+    } else {
+        price(x, 2 * m * k * n, 2 * m * k * n, m * n * 8);
+    }
 }
 
 bool gpu_cost_rule(const GpuInfo *g, const GpuProfile *p, int threads, const GpuXfer *x)
