@@ -53,6 +53,10 @@ extern GpuStats gpu_st;
     "    }\n"                                                                                              \
     "    return 0.0;\n"                                                                                    \
     "}\n"
+/* The cells of one row a work-item of the cell by cell fixed kernels
+ * (ew_unary, ew_binary, ew_ifelse, slice) takes where an operand is CSR
+ * (clsrc.c SEG, CUR, CV: one binary search per segment, then a cursor) */
+#define GPU_CSR_SEG 32
 /* The source of the fixed kernels (malloc'd; NULL without memory). */
 char *gpu_cl_source(void);
 /* The scalar helpers alone (malloc'd): the head of generated kernels. */

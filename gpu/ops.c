@@ -109,6 +109,15 @@ MB *gpu_csr_result(const MB *a, const GpuBuf *ab, cl_mem v, BrErr *e)
 
 static cl_mem out_buf(int64_t cells, BrErr *e) { return gpu_alloc((size_t)cells * sizeof(double), e); }
 
+/* The cells per work-item of the cell by cell kernels (clsrc.c SEG):
+ * GPU_CSR_SEG of a row where an operand is CSR (its cursor opened once
+ * per segment by a binary search), one over dense operands (a work-item
+ * per cell, coalesced) */
+static cl_long seg_of(bool csr) { return csr ? GPU_CSR_SEG : 1; }
+
+/* The work-items of a rows x cols iteration in segments of seg */
+static size_t seg_items(int64_t rows, int64_t cols, cl_long seg) { return (size_t)(rows * ((cols + seg - 1) / seg)); }
+
 MB *gpu_unary(OpCode op, const MB *a, BrErr *e)
 {
     if (op_info[op].kind != OK_UNARY || a->cmb || a->rows * a->cols == 0) return NULL;
@@ -130,11 +139,11 @@ MB *gpu_unary(OpCode op, const MB *a, BrErr *e)
         return end(gpu_csr_result(a, &ab, v, e));
     }
     DevMat in = dev_mat(&ab);
-    cl_long n = a->rows * a->cols, cols = a->cols;
-    cl_mem o = out_buf(n, e);
-    if (o && !gpu_args(K(K_EW_UNARY), e, sizeof opi, &opi, sizeof n, &n, sizeof cols, &cols, MAT_ARGS(in),
-                       sizeof(cl_mem), &o, (size_t)0) &&
-        !gpu_launch1(K(K_EW_UNARY), (size_t)n, 0, e))
+    cl_long rows = a->rows, cols = a->cols, seg = seg_of(ab.sparse);
+    cl_mem o = out_buf(rows * cols, e);
+    if (o && !gpu_args(K(K_EW_UNARY), e, sizeof opi, &opi, sizeof rows, &rows, sizeof cols, &cols, sizeof seg, &seg,
+                       MAT_ARGS(in), sizeof(cl_mem), &o, (size_t)0) &&
+        !gpu_launch1(K(K_EW_UNARY), seg_items(rows, cols, seg), 0, e))
         r = gpu_dense_result(a->rows, a->cols, o, e);
     else if (o)
         clReleaseMemObject(o);
@@ -182,13 +191,13 @@ static MB *binary_dense(OpCode op, DevMat a, int am, double as, DevMat b, int bm
                         int64_t cols, BrErr *e)
 {
     cl_int opi = op, ami = am, bmi = bm;
-    cl_long r = rows, c = cols;
+    cl_long r = rows, c = cols, seg = seg_of((a.sp && am != 3) || (b.sp && bm != 3));
     cl_mem o = out_buf(rows * cols, e);
     if (!o) return NULL;
-    if (gpu_args(K(K_EW_BINARY), e, sizeof opi, &opi, sizeof r, &r, sizeof c, &c, MAT_ARGS(a), sizeof ami, &ami,
-                 sizeof as, &as, MAT_ARGS(b), sizeof bmi, &bmi, sizeof bs, &bs, (size_t)sizeof(cl_mem), &o,
-                 (size_t)0) ||
-        gpu_launch1(K(K_EW_BINARY), (size_t)(rows * cols), 0, e)) {
+    if (gpu_args(K(K_EW_BINARY), e, sizeof opi, &opi, sizeof r, &r, sizeof c, &c, sizeof seg, &seg, MAT_ARGS(a),
+                 sizeof ami, &ami, sizeof as, &as, MAT_ARGS(b), sizeof bmi, &bmi, sizeof bs, &bs,
+                 (size_t)sizeof(cl_mem), &o, (size_t)0) ||
+        gpu_launch1(K(K_EW_BINARY), seg_items(rows, cols, seg), 0, e)) {
         clReleaseMemObject(o);
         return NULL;
     }
@@ -655,6 +664,11 @@ static double csr_probes(const MB *a)
 
 static double mb_cells(const MB *m) { return (double)m->rows * (double)m->cols; }
 
+/* Per cell, the work of the cell by cell kernels' cursor over a CSR a
+ * (a step, and a binary search per segment of GPU_CSR_SEG cells); 0
+ * for a dense a */
+static double csr_walk(const MB *a) { return a->sparse ? 1 + csr_probes(a) / GPU_CSR_SEG : 0; }
+
 /* dev: the device's flops, host: the CPU kernel's (which skips what a
  * CSR operand does not store where the device does too) */
 static void price(GpuXfer *x, double dev, double host, double out)
@@ -668,14 +682,14 @@ void gpu_price_unary(OpCode op, const MB *a, GpuXfer *x)
 {
     double w = op_info[op].cost, n = mb_cells(a), nz = (double)a->nnz;
     if (a->sparse && (op_info[op].flags & OF_SAFE)) price(x, nz * w, nz * w, nz * 8);
-    else price(x, n * (w + csr_probes(a)), n * w, n * 8);
+    else price(x, n * (w + csr_walk(a)), n * w, n * 8);
 }
 
 void gpu_price_ms(OpCode op, const MB *a, double s, bool scalar_left, GpuXfer *x)
 {
     double w = op_info[op].cost, n = mb_cells(a), nz = (double)a->nnz;
     if (a->sparse && gpu_ms_keeps_csr(op, s, scalar_left)) price(x, nz * w, nz * w, nz * 8);
-    else price(x, n * (w + csr_probes(a)), n * w, n * 8);
+    else price(x, n * (w + csr_walk(a)), n * w, n * 8);
 }
 
 void gpu_price_binary(OpCode op, const MB *a, const MB *b, GpuXfer *x)
@@ -688,9 +702,11 @@ void gpu_price_binary(OpCode op, const MB *a, const MB *b, GpuXfer *x)
     const MB *s = fb && a->sparse && af ? a : fa && b->sparse && bf ? b : NULL;
     if (s) {
         double nz = (double)s->nnz;
-        price(x, nz * (w + csr_probes(s == a ? b : a)), nz * w, nz * 8);
+        /* csr_binary: a cursor over a CSR other operand's rows */
+        const MB *o = s == a ? b : a;
+        price(x, nz * w + (o->sparse ? nz + (double)o->nnz : 0), nz * w, nz * 8);
     } else {
-        price(x, n * (w + csr_probes(a) + csr_probes(b)), n * w, n * 8);
+        price(x, n * (w + csr_walk(a) + csr_walk(b)), n * w, n * 8);
     }
 }
 
@@ -831,12 +847,12 @@ MB *gpu_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b, doub
         if (!ms[k]) { dv[k] = (DevMat){o, o, o, 0}; continue; }   /* a scalar: the buffer is not read */
         if ((ok = !gpu_get(ms[k], &bb, e))) dv[k] = dev_mat(&bb);
     }
-    cl_long rr = rows, cc = cols;
+    cl_long rr = rows, cc = cols, seg = seg_of(ok && (dv[0].sp || dv[1].sp || dv[2].sp));
     cl_int m0 = md[0], m1 = md[1], m2 = md[2];
-    if (ok && !gpu_args(K(K_IFELSE), e, sizeof rr, &rr, sizeof cc, &cc, MAT_ARGS(dv[0]), sizeof m0, &m0, sizeof cs, &cs,
-                        MAT_ARGS(dv[1]), sizeof m1, &m1, sizeof as, &as, MAT_ARGS(dv[2]), sizeof m2, &m2, sizeof bs,
-                        &bs, sizeof(cl_mem), &o, (size_t)0) &&
-        !gpu_launch1(K(K_IFELSE), (size_t)(rows * cols), 0, e))
+    if (ok && !gpu_args(K(K_IFELSE), e, sizeof rr, &rr, sizeof cc, &cc, sizeof seg, &seg, MAT_ARGS(dv[0]), sizeof m0,
+                        &m0, sizeof cs, &cs, MAT_ARGS(dv[1]), sizeof m1, &m1, sizeof as, &as, MAT_ARGS(dv[2]),
+                        sizeof m2, &m2, sizeof bs, &bs, sizeof(cl_mem), &o, (size_t)0) &&
+        !gpu_launch1(K(K_IFELSE), seg_items(rows, cols, seg), 0, e))
         r = gpu_dense_result(rows, cols, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
     return end(r);
@@ -850,11 +866,11 @@ MB *gpu_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr
     MB *r = NULL;
     if (gpu_get(a, &ab, e)) return end(NULL);
     DevMat d = dev_mat(&ab);
-    cl_long cols = a->cols, l0 = rl, c0 = cl, m = ru - rl, n = cu - cl;
+    cl_long cols = a->cols, l0 = rl, c0 = cl, m = ru - rl, n = cu - cl, seg = seg_of(ab.sparse);
     cl_mem o = out_buf(m * n, e);
     if (o && !gpu_args(K(K_SLICE), e, sizeof cols, &cols, sizeof l0, &l0, sizeof c0, &c0, sizeof m, &m, sizeof n, &n,
-                       MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) &&
-        !gpu_launch1(K(K_SLICE), (size_t)(m * n), 0, e))
+                       sizeof seg, &seg, MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) &&
+        !gpu_launch1(K(K_SLICE), seg_items(m, n, seg), 0, e))
         r = gpu_dense_result(m, n, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
     return end(r);

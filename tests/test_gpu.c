@@ -657,6 +657,15 @@ static void test_csr_price(void)
     gpu_price_unary(OP_EXP, x, &p);
     T_CHECK(p.flops > n * op_info[OP_EXP].cost && near(p.flops * p.hscale, n * op_info[OP_EXP].cost) &&
                 p.out == n * 8, "exp over CSR: every cell, the lookups on the device side only");
+    /* a cursor per segment of GPU_CSR_SEG cells: a step per cell and
+     * one binary search (1 + log2(entries per row + 1) probes) per
+     * segment, not per cell */
+    gpu_price_unary(OP_EXP, x, &p);
+    double probes = 1 + ceil(log2(nz / 200 + 1));
+    T_CHECK(near(p.flops, n * (op_info[OP_EXP].cost + 1 + probes / 32)), "exp over CSR: a cursor, %g", p.flops);
+    gpu_price_binary(OP_PLUS, x, x, &p);
+    T_CHECK(near(p.flops, n * (op_info[OP_PLUS].cost + 2 + 2 * probes / 32)), "X + X over CSR: two cursors, %g",
+            p.flops);
     gpu_price_unary(OP_EXP, d, &p);
     T_CHECK(p.flops == n * op_info[OP_EXP].cost && p.hscale == 1, "exp over dense: its cells");
     gpu_price_ms(OP_MULT, x, 3, false, &p);
