@@ -208,32 +208,62 @@ static const char cl_kernels[] =
     "            for (long j = 0; j < n; j++) o[j] += x * (p < pe && ci[p] == j ? v[p++] : 0.0);\n"
     "    }\n"
     "}\n"
-    /* t(X) %*% X for CSR X (k x n): work-item (g, c) sums the rows of
-     * chunk g into the upper triangle's row c of the partial n x n block
-     * g: X[r, c] (found by a binary search of row r) times the row's
-     * entries from column c on. A row with a NaN/Inf (bad, when usebad;
-     * without it X is finite) takes every term, zeros included. */
-    "__kernel void csr_tsmm_l(long k, long n, long chunk, __global const long *rp, __global const int *ci,\n"
-    "                         __global const double *v, __global const int *bad, int usebad,\n"
-    "                         __global double *part)\n"
+    /* t(A) %*% B for CSR B (k x n), A (k x m) dense or CSR: work-item
+     * (g, c) sums the rows of chunk g into row c of the partial m x n
+     * block g: A[r, c] (CSR: found by a binary search of row r) times
+     * B's row r (upper, for tsmm with A = B: from column c on, the upper
+     * triangle). A NaN/Inf A[r, c], or a row of B with a NaN/Inf (bad,
+     * when usebad; without it B is finite), takes every term of the row,
+     * zeros included (IEEE). */
+    "__kernel void tmm_csrb(long k, long m, long n, long chunk, MAT(a), __global const long *rp,\n"
+    "                       __global const int *ci, __global const double *v, __global const int *bad, int usebad,\n"
+    "                       int upper, __global double *part)\n"
     "{\n"
     "    long t = get_global_id(0), G = (k + chunk - 1) / chunk;\n"
-    "    if (t >= G * n) return;\n"
-    "    long g = t / n, c = t - g * n, r1 = min(k, (g + 1) * chunk);\n"
-    "    __global double *o = part + g * n * n + c * n;\n"
-    "    for (long d = c; d < n; d++) o[d] = 0;\n"
+    "    if (t >= G * m) return;\n"
+    "    long g = t / m, c = t - g * m, r1 = min(k, (g + 1) * chunk), d0 = upper ? c : 0;\n"
+    "    __global double *o = part + g * m * n + c * n;\n"
+    "    for (long d = d0; d < n; d++) o[d] = 0;\n"
     "    for (long r = g * chunk; r < r1; r++) {\n"
-    "        long lo = rp[r], hi = rp[r + 1], pe = hi;\n"
-    "        while (lo < hi) {\n"
-    "            long mid = lo + (hi - lo) / 2;\n"
-    "            if (ci[mid] < c) lo = mid + 1;\n"
-    "            else hi = mid;\n"
-    "        }\n"
-    "        double x = lo < pe && ci[lo] == c ? v[lo] : 0.0;\n"
-    "        if (usebad && bad[r])\n"
-    "            for (long d = c, p = lo; d < n; d++) o[d] += x * (p < pe && ci[p] == d ? v[p++] : 0.0);\n"
+    "        double x;\n"
+    "        if (a_sp) {\n"
+    "            long p = csr_seek(a_rp, a_ci, r, c);\n"
+    "            x = p < a_rp[r + 1] && a_ci[p] == c ? a[p] : 0.0;\n"
+    "        } else\n"
+    "            x = a[r * m + c];\n"
+    "        long lo = upper ? csr_seek(rp, ci, r, c) : rp[r], pe = rp[r + 1];\n"
+    "        if (!isfinite(x) || (usebad && bad[r]))\n"
+    "            for (long d = d0, p = lo; d < n; d++) o[d] += x * (p < pe && ci[p] == d ? v[p++] : 0.0);\n"
     "        else if (x != 0)\n"
     "            for (long p = lo; p < pe; p++) o[ci[p]] += x * v[p];\n"
+    "    }\n"
+    "}\n"
+    /* CSR a (m x k) times CSR b (k x n): one work-item per output row,
+     * a's entries each scattering b's row (a NaN/Inf a entry meets b's
+     * zeros too); with usebad, the rows of b with a NaN/Inf (bad) meet
+     * the zeros a's row does not store (0 x NaN/Inf is NaN) */
+    "__kernel void csr_csr_mm(long m, long k, long n, __global const long *arp, __global const int *aci,\n"
+    "                         __global const double *av, __global const long *rp, __global const int *ci,\n"
+    "                         __global const double *v, __global const int *bad, int usebad,\n"
+    "                         __global double *out)\n"
+    "{\n"
+    "    long i = get_global_id(0);\n"
+    "    if (i >= m) return;\n"
+    "    __global double *o = out + i * n;\n"
+    "    for (long j = 0; j < n; j++) o[j] = 0;\n"
+    "    long pa = arp[i], pae = arp[i + 1];\n"
+    "    for (long p = pa; p < pae; p++) {\n"
+    "        double x = av[p];\n"
+    "        long q = rp[aci[p]], qe = rp[aci[p] + 1];\n"
+    "        if (isfinite(x))\n"
+    "            for (; q < qe; q++) o[ci[q]] += x * v[q];\n"
+    "        else\n"
+    "            for (long j = 0; j < n; j++) o[j] += x * (q < qe && ci[q] == j ? v[q++] : 0.0);\n"
+    "    }\n"
+    "    for (long r = 0, p = pa; usebad && r < k; r++) {\n"
+    "        while (p < pae && aci[p] < r) p++;\n"
+    "        if (bad[r] && !(p < pae && aci[p] == r))\n"
+    "            for (long q = rp[r]; q < rp[r + 1]; q++) o[ci[q]] += 0.0 * v[q];\n"
     "    }\n"
     "}\n"
     /* X %*% t(X) for CSR X (m rows): one work-item per cell of the upper

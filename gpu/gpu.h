@@ -318,8 +318,7 @@ void gpu_price_agg(OpCode op, AggDir dir, const MB *a, GpuXfer *x);
 /* The products: op OP_MATMUL (a %*% b), OP_MATMULTL (t(a) %*% b) or
  * OP_TSMM (left: t(a) %*% a, else a %*% t(a); b unused), priced by the
  * kernel that runs: a CSR operand's entries, the passes over b for its
- * NaN/Inf and the partial sums, the expansions where a CSR operand is
- * still made dense. */
+ * NaN/Inf, the binary searches and the partial sums. */
 void gpu_price_mm(OpCode op, bool left, const MB *a, const MB *b, GpuXfer *x);
 
 /* Drops m's device copy (its reference with it): before m is updated in

@@ -9,10 +9,9 @@
  * aggregates, cumulative aggregates, slices and transposes read the CSR
  * arrays in their own kernel (clsrc.c's MAT operands) and write a dense
  * result; products and tsmm over a CSR operand run CSR kernels (csr_mm,
- * dense_csr_mm, csr_tmm, csr_tsmm_l/_r), dense ones CLBlast. A CSR
- * right operand of X %*% B with X CSR and of t(A) %*% B, left indexing
- * and CLA's UNC groups take a dense copy made on the device first
- * (gpu_dense_view). */
+ * csr_csr_mm, dense_csr_mm, csr_tmm, tmm_csrb, csr_tsmm_r), dense ones
+ * CLBlast. Left indexing and CLA's UNC groups take a dense copy of a
+ * CSR operand made on the device first (gpu_dense_view). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,7 +430,7 @@ static int part_sum_run(int64_t G, int64_t rows, int64_t cols, int sym, cl_mem p
     return gpu_launch1(K(K_PART_SUM), (size_t)(rows * cols), 0, e);
 }
 
-/* The rows per chunk of the partial-block kernels (csr_tmm, csr_tsmm_l)
+/* The rows per chunk of the partial-block kernels (csr_tmm, tmm_csrb)
  * over k rows, width work-items per chunk, partial blocks of cells:
  * enough chunks for 256 work-items, at least 8 rows each, their blocks
  * within an eighth of the pool's budget (one chunk writes the result
@@ -511,36 +510,72 @@ static int csr_tmm_run(const GpuBuf *ab, int64_t k, int64_t m, int64_t n, cl_mem
     return rc;
 }
 
-/* t(X) %*% X for CSR X (copy xb, k x n) into o: csr_row_bad's flags
- * first unless X is known finite, csr_tsmm_l's upper triangles per
- * chunk of rows, then part_sum mirroring them (one chunk: sym_lower on
- * o) */
-static int csr_tsmm_l_run(const GpuBuf *xb, int64_t k, int64_t n, bool finite, cl_mem o, BrErr *e)
+/* bad[r] for the rows of CSR b (copy bb, k rows): csr_row_bad's flags
+ * (NaN/Inf in the row) unless b is known finite (*bad NULL). 0, or -1
+ * (e set, or clear for a buffer beyond the largest). */
+static int row_bad_run(const GpuBuf *bb, int64_t k, bool finite, cl_mem *bad, BrErr *e)
 {
-    double cells = (double)n * (double)n;
-    int64_t chunk = part_chunk(k, n, cells), G = (k + chunk - 1) / chunk;
-    cl_long kk = k, nn = n, ch = chunk;
-    cl_int use = !finite;
+    cl_long kk = k;
+    *bad = NULL;
+    if (finite) return 0;
+    if (!(*bad = gpu_alloc((size_t)k * sizeof(cl_int), e)) ||
+        gpu_args(K(K_CSR_ROW_BAD), e, sizeof kk, &kk, sizeof(cl_mem), &bb->rp, sizeof(cl_mem), &bb->v, sizeof(cl_mem),
+                 bad, (size_t)0) ||
+        gpu_launch1(K(K_CSR_ROW_BAD), (size_t)k, 0, e))
+        return -1;
+    return 0;
+}
+
+/* t(a) %*% b for CSR b (copy bb, k x n) and a (k x m, dense or CSR)
+ * into o: row_bad_run's flags, tmm_csrb's partial blocks per chunk of
+ * rows, then part_sum (one chunk: into o directly). upper (tsmm, a =
+ * b): the upper triangles, mirrored by part_sum (one chunk: sym_lower
+ * on o). */
+static int tmm_csrb_run(DevMat a, const GpuBuf *bb, int64_t k, int64_t m, int64_t n, bool finite, bool upper, cl_mem o,
+                        BrErr *e)
+{
+    double cells = (double)m * (double)n;
+    int64_t chunk = part_chunk(k, m, cells), G = (k + chunk - 1) / chunk;
+    cl_long kk = k, mm = m, nn = n, ch = chunk;
+    cl_int use = !finite, up = upper;
     cl_mem bad = NULL, part = part_buf(G, cells, o, e);
     int rc = -1;
     if (!part) return -1;
-    if (use && (!(bad = gpu_alloc((size_t)k * sizeof(cl_int), e)) ||
-                gpu_args(K(K_CSR_ROW_BAD), e, sizeof kk, &kk, sizeof(cl_mem), &xb->rp, sizeof(cl_mem), &xb->v,
-                         sizeof(cl_mem), &bad, (size_t)0) ||
-                gpu_launch1(K(K_CSR_ROW_BAD), (size_t)k, 0, e)))
+    if (row_bad_run(bb, k, finite, &bad, e)) goto done;
+    cl_mem ba = bad ? bad : bb->v;   /* unread without use */
+    if (gpu_args(K(K_TMM_CSRB), e, sizeof kk, &kk, sizeof mm, &mm, sizeof nn, &nn, sizeof ch, &ch, MAT_ARGS(a),
+                 sizeof(cl_mem), &bb->rp, sizeof(cl_mem), &bb->ci, sizeof(cl_mem), &bb->v, sizeof(cl_mem), &ba,
+                 sizeof use, &use, sizeof up, &up, sizeof(cl_mem), &part, (size_t)0) ||
+        gpu_launch1(K(K_TMM_CSRB), (size_t)(G * m), 0, e))
         goto done;
-    cl_mem ba = bad ? bad : xb->v;   /* unread without use */
-    if (gpu_args(K(K_CSR_TSMM_L), e, sizeof kk, &kk, sizeof nn, &nn, sizeof ch, &ch, sizeof(cl_mem), &xb->rp,
-                 sizeof(cl_mem), &xb->ci, sizeof(cl_mem), &xb->v, sizeof(cl_mem), &ba, sizeof use, &use,
-                 sizeof(cl_mem), &part, (size_t)0) ||
-        gpu_launch1(K(K_CSR_TSMM_L), (size_t)(G * n), 0, e))
-        goto done;
-    if (G > 1) rc = part_sum_run(G, n, n, 1, part, o, e);
+    if (G > 1) rc = part_sum_run(G, m, n, upper, part, o, e);
+    else if (!upper) rc = 0;
     else if (!gpu_args(K(K_SYM_LOWER), e, sizeof nn, &nn, sizeof(cl_mem), &o, (size_t)0))
         rc = gpu_launch1(K(K_SYM_LOWER), (size_t)(n * n), 0, e);
 done:
     if (bad) clReleaseMemObject(bad);
     if (part != o) clReleaseMemObject(part);
+    return rc;
+}
+
+/* CSR a (copy ab, m x k) times CSR b (copy bb, k x n) into o:
+ * row_bad_run's flags of b, then csr_csr_mm */
+static int csr_csr_run(const GpuBuf *ab, const GpuBuf *bb, int64_t m, int64_t k, int64_t n, bool finite, cl_mem o,
+                       BrErr *e)
+{
+    cl_long mm = m, kk = k, nn = n;
+    cl_int use = !finite;
+    cl_mem bad = NULL;
+    int rc = -1;
+    if (row_bad_run(bb, k, finite, &bad, e)) goto done;
+    cl_mem ba = bad ? bad : bb->v;   /* unread without use */
+    if (!gpu_args(K(K_CSR_CSR_MM), e, sizeof mm, &mm, sizeof kk, &kk, sizeof nn, &nn, sizeof(cl_mem), &ab->rp,
+                  sizeof(cl_mem), &ab->ci, sizeof(cl_mem), &ab->v, sizeof(cl_mem), &bb->rp, sizeof(cl_mem), &bb->ci,
+                  sizeof(cl_mem), &bb->v, sizeof(cl_mem), &ba, sizeof use, &use, sizeof(cl_mem), &o, (size_t)0) &&
+        !gpu_launch1(K(K_CSR_CSR_MM), (size_t)m, 0, e))
+        rc = 0;
+done:
+    if (bad) clReleaseMemObject(bad);
     return rc;
 }
 
@@ -569,23 +604,22 @@ MB *gpu_matmul(const MB *a, const MB *b, BrErr *e)
     GpuBuf ab, bb;
     if (gpu_get(a, &ab, e) || gpu_get(b, &bb, e)) return end(NULL);
     int64_t m = a->rows, k = a->cols, n = b->cols;
-    cl_mem tb = NULL, o = out_buf(m * n, e);
+    cl_mem o = out_buf(m * n, e);
     if (!o) return end(NULL);
     bool ok;
-    /* the device copies' formats decide: CSR a by csr_mm (a CSR b
-     * expanded first), dense a times CSR b by dense_csr_mm, both dense
-     * by CLBlast */
-    if (ab.sparse) {
-        cl_mem db = gpu_dense_view(b, &bb, &tb, e);
-        ok = db && !csr_mm_run(&ab, m, k, n, db, host_finite(b), o, e);
+    /* the device copies' formats decide: CSR a by csr_mm or (CSR b)
+     * csr_csr_mm, dense a times CSR b by dense_csr_mm, both dense by
+     * CLBlast */
+    if (ab.sparse && bb.sparse) {
+        ok = !csr_csr_run(&ab, &bb, m, k, n, host_finite(b), o, e);
+    } else if (ab.sparse) {
+        ok = !csr_mm_run(&ab, m, k, n, bb.d, host_finite(b), o, e);
     } else if (bb.sparse) {
         ok = !dense_csr_run(ab.d, &bb, m, k, n, o, e);
     } else {
         ok = !gemm(false, false, (size_t)m, (size_t)n, (size_t)k, ab.d, (size_t)k, bb.d, (size_t)n, o, e);
     }
-    MB *r = mm_result(ok, m, n, o, e);
-    if (tb) clReleaseMemObject(tb);
-    return end(r);
+    return end(mm_result(ok, m, n, o, e));
 }
 
 MB *gpu_matmul_tl(const MB *a, const MB *b, BrErr *e)
@@ -595,18 +629,16 @@ MB *gpu_matmul_tl(const MB *a, const MB *b, BrErr *e)
     GpuBuf ab, bb;
     if (gpu_get(a, &ab, e) || gpu_get(b, &bb, e)) return end(NULL);
     int64_t m = a->cols, k = a->rows, n = b->cols;
-    cl_mem tb = NULL, db = gpu_dense_view(b, &bb, &tb, e), o = db ? out_buf(m * n, e) : NULL;
-    if (!o) {
-        if (tb) clReleaseMemObject(tb);
-        return end(NULL);
-    }
-    /* CSR a by csr_tmm; dense a by CLBlast with op(A) = a^T (lda = a's
-     * columns): t(a) is never formed. A CSR b is expanded first. */
-    bool ok = ab.sparse ? !csr_tmm_run(&ab, k, m, n, db, o, e)
-                        : !gemm(true, false, (size_t)m, (size_t)n, (size_t)k, ab.d, (size_t)a->cols, db, (size_t)n, o, e);
-    MB *r = mm_result(ok, m, n, o, e);
-    if (tb) clReleaseMemObject(tb);
-    return end(r);
+    cl_mem o = out_buf(m * n, e);
+    if (!o) return end(NULL);
+    /* CSR b by tmm_csrb (a dense or CSR), CSR a by csr_tmm; dense by
+     * CLBlast with op(A) = a^T (lda = a's columns): t(a) is never
+     * formed */
+    bool ok = bb.sparse  ? !tmm_csrb_run(dev_mat(&ab), &bb, k, m, n, host_finite(b), false, o, e)
+              : ab.sparse ? !csr_tmm_run(&ab, k, m, n, bb.d, o, e)
+                          : !gemm(true, false, (size_t)m, (size_t)n, (size_t)k, ab.d, (size_t)a->cols, bb.d, (size_t)n,
+                                  o, e);
+    return end(mm_result(ok, m, n, o, e));
 }
 
 MB *gpu_tsmm(const MB *x, bool left, BrErr *e)
@@ -620,12 +652,13 @@ MB *gpu_tsmm(const MB *x, bool left, BrErr *e)
     if (!o) return end(NULL);
     cl_long nn = n;
     bool ok;
-    /* CSR X: csr_tsmm_l / csr_tsmm_r. Dense: t(X) X: op(A) = X^T (lda =
+    /* CSR X: tmm_csrb's upper triangles (t(X) X) / csr_tsmm_r. Dense: t(X) X: op(A) = X^T (lda =
      * cols), B = X; X t(X): A = X, op(B) = X^T; then the upper triangle
      * mirrored. Either way the result is exactly symmetric, as the
      * CPU's. */
     if (xb.sparse)
-        ok = !(left ? csr_tsmm_l_run(&xb, x->rows, x->cols, host_finite(x), o, e) : csr_tsmm_r_run(&xb, x->rows, o, e));
+        ok = !(left ? tmm_csrb_run(dev_mat(&xb), &xb, x->rows, x->cols, x->cols, host_finite(x), true, o, e)
+                    : csr_tsmm_r_run(&xb, x->rows, o, e));
     else
         ok = !gemm(left, !left, (size_t)n, (size_t)n, (size_t)k, xb.d, (size_t)x->cols, xb.d, (size_t)x->cols, o, e) &&
              !gpu_args(K(K_SYM_LOWER), e, sizeof nn, &nn, sizeof(cl_mem), &o, (size_t)0) &&
@@ -724,33 +757,42 @@ void gpu_price_mm(OpCode op, bool left, const MB *a, const MB *b, GpuXfer *x)
 {
     double nza = (double)a->nnz;
     if (op == OP_TSMM) {
-        /* csr_tsmm_l: a binary search per row and column, then each
-         * row's products from that column on (about nnz^2 / k over the
-         * rows, as the CPU's scatter); csr_tsmm_r: a merge of two rows
-         * per upper cell; dense: CLBlast */
+        /* tmm_csrb (a = b, upper): a binary search per row and column,
+         * then each row's products from that column on (about nnz^2 / k
+         * over the rows, as the CPU's scatter), the flags of rows with
+         * NaN/Inf unless a is known finite; csr_tsmm_r: a merge of two
+         * rows per upper cell; dense: CLBlast */
         double k = left ? (double)a->rows : (double)a->cols, n = left ? (double)a->cols : (double)a->rows;
-        double prod = nza * nza / fmax(k, 1);
+        double prod = nza * nza / fmax(k, 1), flags = host_finite(a) ? 0 : nza;
         if (!a->sparse) price(x, k * n * n, k * n * n, n * n * 8);
-        else if (left) price(x, k * n * csr_probes(a) + prod + n * n, prod, n * n * 8);
+        else if (left) price(x, k * n * 2 * csr_probes(a) + prod + n * n + flags, prod, n * n * 8);
         else price(x, n * nza + n * n, prod, n * n * 8);
         return;
     }
     bool tl = op == OP_MATMULTL;
     double m = tl ? (double)a->cols : (double)a->rows, k = tl ? (double)a->rows : (double)a->cols;
     double n = (double)b->cols, nzb = (double)b->nnz;
-    /* a CSR b is expanded where a is CSR too (and for t(a) %*% b) */
-    double expand = b->sparse && (a->sparse || tl) ? k * n : 0;
-    if (a->sparse) {
-        /* csr_mm (after col_nonfinite's pass over b unless b is known
-         * finite) or csr_tmm and its partial sums; the CPU visits a's
+    /* the passes over b for its NaN/Inf unless b is known finite:
+     * col_nonfinite over b's cells (csr_mm), csr_row_bad over its
+     * entries (CSR b) */
+    double pass = host_finite(b) ? 0 : b->sparse ? nzb : k * n;
+    if (tl && b->sparse) {
+        /* tmm_csrb: a's cell per row and output row (a binary search of
+         * a CSR a), times b's row */
+        double look = k * m * (a->sparse ? csr_probes(a) : 1);
+        price(x, look + 2 * m * nzb + pass, 2 * (a->sparse ? nza * nzb / fmax(k, 1) : m * nzb), m * n * 8);
+    } else if (tl && a->sparse) {
+        /* csr_tmm and its partial sums */
+        price(x, 2 * nza * n + 2 * m * n, 2 * nza * n, m * n * 8);
+    } else if (a->sparse) {
+        /* csr_mm (csr_csr_mm over a CSR b: b's rows per entry of a,
+         * every row of b per row of a for the flags); the CPU visits a's
          * entries (and b's where both are sparse) */
-        double pass = tl ? 2 * m * n : host_finite(b) ? 0 : k * n;
-        double host = 2 * nza * (b->sparse ? nzb / fmax(k, 1) : n);
-        price(x, 2 * nza * n + expand + pass, host, m * n * 8);
-    } else if (b->sparse) {
-        /* dense_csr_mm: each row of a over b's entries (t(a): CLBlast
-         * over b expanded) */
-        price(x, tl ? 2 * m * k * n + expand : 2 * m * nzb, 2 * m * nzb, m * n * 8);
+        double work = b->sparse ? 2 * nza * nzb / fmax(k, 1) : 2 * nza * n;
+        price(x, work + pass + (b->sparse && pass > 0 ? m * k : 0), work, m * n * 8);
+    } else if (b->sparse && !tl) {
+        /* dense_csr_mm: each row of a over b's entries */
+        price(x, 2 * m * nzb, 2 * m * nzb, m * n * 8);
     } else {
         price(x, 2 * m * k * n, 2 * m * k * n, m * n * 8);
     }

@@ -559,12 +559,14 @@ static void mm_case(const char *what, MB *got, MB *want, BrErr *ge, int launches
     same(got, want, ge, 1e-10, what, m, n, sp);
 }
 
-/* X %*% B, D %*% X, t(X) %*% B and both tsmm with X CSR run CSR kernels
- * (csr_mm, dense_csr_mm, csr_tmm, csr_tsmm_l/_r): no dense copy of X on
- * the device (GpuStats.expand_bytes), the launches of the kernels alone
- * (csr_mm's pass over b's NaN/Inf where b is not known finite on the
- * host: NaN/Inf in it, or device-only; csr_tsmm_l's over X's rows
- * likewise; the partial sums or tsmm's mirror), values against the CPU
+/* X %*% B, D %*% X, t(X) %*% B, both tsmm, X %*% Y, t(X) %*% W and
+ * t(D) %*% W with X, Y, W CSR run CSR kernels (csr_mm, dense_csr_mm,
+ * csr_tmm, tmm_csrb, csr_tsmm_r, csr_csr_mm): no dense copy of a CSR
+ * operand on the device (GpuStats.expand_bytes), the launches of the
+ * kernels alone (csr_mm's pass over b's NaN/Inf where b is not known
+ * finite on the host: NaN/Inf in it, or device-only; csr_row_bad's over
+ * a CSR right operand's rows likewise; the partial sums or tsmm's
+ * mirror), values against the CPU
  * with IEEE's 0 * NaN/Inf over 1 x n, n x 1, all-zero, empty rows and
  * shapes off the work-group sizes. */
 static void test_csr_mm(void)
@@ -611,6 +613,30 @@ static void test_csr_mm(void)
                         special);
                 gpu_stats_reset();
                 mm_case("X t(X)", gpu_tsmm(x, false, &ge), k_tsmm(x, false, &e), &ge, 1, m, k, m, dens[p], special);
+                /* both operands CSR: csr_csr_mm and tmm_csrb (Y's row
+                 * flags first unless Y is known finite) */
+                MB *y = rnd_csr(k, n, dens[(p + 1) % 4], special, false), *w = rnd_csr(m, n, 0.3, special, holes);
+                mb_release(gpu_transpose(y, &ge)), mb_release(gpu_transpose(w, &ge));
+                gpu_stats_reset();
+                mm_case("X %*% Y", gpu_matmul(x, y, &ge), k_matmul(x, y, &e), &ge, 1 + mb_has_nonfinite(y), m, k, n,
+                        dens[p], special);
+                gpu_stats_reset();
+                MB *tw = gpu_matmul_tl(x, w, &ge);
+                tlaunch = (int)gpu_stats().launches - mb_has_nonfinite(w);
+                T_CHECK(tlaunch == 1 || tlaunch == 2, "t(X) %%*%% W: tmm_csrb and at most its partial sums (%d)",
+                        tlaunch);
+                mm_case("t(X) %*% W", tw, k_matmul_tl(x, w, &e), &ge, tlaunch + mb_has_nonfinite(w), k, m, n, dens[p],
+                        special);
+                MB *dc = rnd(m, k, 0.8, false, special);
+                mb_release(gpu_transpose(dc, &ge));
+                gpu_stats_reset();
+                MB *td = gpu_matmul_tl(dc, w, &ge);
+                tlaunch = (int)gpu_stats().launches - mb_has_nonfinite(w);
+                T_CHECK(tlaunch == 1 || tlaunch == 2, "t(D) %%*%% W: tmm_csrb and at most its partial sums (%d)",
+                        tlaunch);
+                mm_case("t(D) %*% W", td, k_matmul_tl(dc, w, &e), &ge, tlaunch + mb_has_nonfinite(w), k, m, n,
+                        dens[p], special);
+                mb_release(y), mb_release(w), mb_release(dc);
                 mb_release(x), mb_release(b), mb_release(bd), mb_release(c), mb_release(d);
                 gpu_pool_clear();
             }
@@ -634,6 +660,10 @@ static void test_csr_mm_price(void)
     gpu_price_mm(OP_MATMULTL, false, x, c, &p);
     T_CHECK(p.flops == 2 * nz * 3 + 2 * 60 * 3 && near(p.flops * p.hscale, 2 * nz * 3) && p.out == 60 * 3 * 8,
             "t(X) %%*%% C: X's entries and the partial sums");
+    MB *y = rnd_csr(60, 3, 0.1, false, false);
+    gpu_price_mm(OP_MATMUL, false, x, y, &p);
+    T_CHECK(near(p.flops, 2 * nz * (double)y->nnz / 60) && p.hscale == 1, "X %%*%% Y: X's entries times Y's rows");
+    mb_release(y);
     gpu_price_mm(OP_TSMM, true, x, NULL, &p);
     T_CHECK(p.flops < 400.0 * 60 * 60 / 4 && near(p.flops * p.hscale, nz * nz / 400) && p.out == 60 * 60 * 8,
             "t(X) X over CSR: far below the dense cells' %g (%g)", 400.0 * 60 * 60, p.flops);
