@@ -301,14 +301,22 @@ static const char cl_kernels[] =
     "    out[q] = s;\n"
     "}\n"
     /* transpose through a 16 x 17 local tile (work-group composition:
-     * coalesced reads and writes, the padding avoids bank conflicts) */
+     * coalesced reads and writes, the padding avoids bank conflicts); a
+     * CSR a's tile row read by its first work-item, one binary search
+     * and a cursor over the 16 columns */
     "__kernel void transpose(long rows, long cols, MAT(a), __global double *out)\n"
     "{\n"
     "    __local double tile[16][17];\n"
     "    long bx = get_group_id(0) * 16, by = get_group_id(1) * 16;\n"
     "    int tx = get_local_id(0), ty = get_local_id(1);\n"
     "    long i = by + ty, j = bx + tx;\n"
-    "    if (i < rows && j < cols) tile[ty][tx] = AT(a, i, j, cols);\n"
+    "    if (!a_sp) {\n"
+    "        if (i < rows && j < cols) tile[ty][tx] = a[i * cols + j];\n"
+    "    } else if (tx == 0 && i < rows) {\n"
+    "        long p = csr_seek(a_rp, a_ci, i, bx), pe = a_rp[i + 1];\n"
+    "        for (int u = 0; u < (int)get_local_size(0) && bx + u < cols; u++)\n"
+    "            tile[ty][u] = csr_next(a_ci, a, &p, pe, bx + u);\n"
+    "    }\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "    long oi = bx + ty, oj = by + tx;\n"
     "    if (oi < cols && oj < rows) out[oi * rows + oj] = tile[tx][ty];\n"
