@@ -27,8 +27,10 @@ void cg_optimize_dag(CgContext *c, HopDag *d);
 bool cg_wide_nnz_unknown(const CgContext *c, const HopDag *d);
 /* Forms stitched regions in d (codegen/stitchpass.c, docs/gpu.md): row
  * and column aggregates in the middle of elementwise work become H_STITCH
- * hops. Returns the number formed. */
-int cg_stitch_dag(HopDag *d);
+ * hops. With codegen on, a full aggregate of elementwise work alone is
+ * left to its Cell FULL_AGG operator where that costs less. Returns the
+ * number formed. */
+int cg_stitch_dag(HopDag *d, bool codegen);
 /* The H_STITCH hops of d, and (-explain codegen) each one's region:
  * under -gpu the pass takes its operators before codegen's exploration,
  * so a DAG's fusion decisions are codegen's operators and these. */

@@ -454,10 +454,43 @@ out:
     free(g);
 }
 
+/* Is the cone below x (its single-use inputs, recursively) elementwise
+ * work with no aggregate or product in it (which a region would stitch
+ * and codegen's Cell template would not fuse)? mark: flag its
+ * operators in taken (by hop id). */
+static bool ew_cone(const Hop *x, const int *uses, char *taken, int depth)
+{
+    if (depth > 64 || x->kind == H_AGG || x->kind == H_MATMUL) return false;
+    if (x->kind != H_UNARY && x->kind != H_BINARY) return true;   /* an input */
+    for (int i = 0; i < x->nin; i++) {
+        const Hop *c = x->in[i];
+        if (c && c->dt == DT_MATRIX && uses[c->id] == 1 && !ew_cone(c, uses, taken, depth + 1)) return false;
+    }
+    if (taken) taken[x->id] = 1;
+    return true;
+}
+
+/* Is the full aggregate h of elementwise work x left to codegen (on):
+ * its Cell FULL_AGG operator (a launch and at most its combine) costs
+ * less by the device profile than the stitched plan (a region writing
+ * a row vector, then the two-stage full aggregate over it)? */
+static bool left_to_codegen(const Hop *h, const int *uses, bool codegen)
+{
+    const Hop *x = h->kind == H_AGG && h->nin == 1 ? h->in[0] : NULL;
+    if (!codegen || !x || h->dir != DIR_FULL || h->dt != DT_SCALAR || !space_known(x) || uses[x->id] != 1 ||
+        (x->kind != H_UNARY && x->kind != H_BINARY) ||
+        (h->op != OP_SUM && h->op != OP_SUMSQ && h->op != OP_AMIN && h->op != OP_AMAX) || !ew_cone(x, uses, NULL, 0))
+        return false;
+    GpuProfile g = gpu_profile();
+    double vec = (double)x->rows * 8;
+    return 2 * g.launch_s < 3 * g.launch_s + 2 * vec / g.bw;
+}
+
 /* full aggregates of elementwise work (used only there) over at least
  * 2 x 2 cells: sum(E) -> sum(rowSums(E)), sumsq -> sum(rowSumsSq),
- * mean -> mean(rowMeans), min/max -> min/max of the row's */
-static void split_full_aggs(HopDag *d)
+ * mean -> mean(rowMeans), min/max -> min/max of the row's (unless left
+ * to codegen) */
+static void split_full_aggs(HopDag *d, bool codegen)
 {
     int n = 0;
     Hop **order = hop_walk(d, &n, NULL);
@@ -469,7 +502,8 @@ static void split_full_aggs(HopDag *d)
         Hop *h = order[k], *x = h->kind == H_AGG && h->nin == 1 ? h->in[0] : NULL;
         if (!x || h->dir != DIR_FULL || h->dt != DT_SCALAR || !space_known(x) || uses[x->id] != 1 ||
             (x->kind != H_UNARY && x->kind != H_BINARY) ||
-            (h->op != OP_SUM && h->op != OP_SUMSQ && h->op != OP_MEAN && h->op != OP_AMIN && h->op != OP_AMAX))
+            (h->op != OP_SUM && h->op != OP_SUMSQ && h->op != OP_MEAN && h->op != OP_AMIN && h->op != OP_AMAX) ||
+            left_to_codegen(h, uses, codegen))
             continue;
         Hop *r = hop_agg(d, h->op, DIR_ROW, x, h->span);
         if (!r) break;
@@ -511,11 +545,11 @@ static bool consumers(Pass *p, Hop **order, int n)
     return true;
 }
 
-int cg_stitch_dag(HopDag *d)
+int cg_stitch_dag(HopDag *d, bool codegen)
 {
     if (!d || d->recompile) return 0;
     refine_sizes(d);
-    split_full_aggs(d);
+    split_full_aggs(d, codegen);
     int n = 0;
     Hop **order = hop_walk(d, &n, NULL);
     if (!order) return 0;
@@ -531,6 +565,10 @@ int cg_stitch_dag(HopDag *d)
     if (p.uses && p.out && p.taken && p.par && p.npar && consumers(&p, order, n)) {
         for (int i = 0; i < d->nroots; i++) p.out[d->roots[i]->id] = 1;
         for (int i = 0; i < d->nw; i++) if (d->whops[i]) p.out[d->whops[i]->id] = 1;
+        /* the elementwise work of full aggregates left to codegen forms
+         * no region */
+        for (int k = 0; k < n; k++)
+            if (left_to_codegen(order[k], p.uses, codegen)) ew_cone(order[k]->in[0], p.uses, p.taken, 0);
         /* consumers first: a region takes the largest cone below its root */
         for (int k = n - 1; k >= 0; k--) {
             Hop *h = order[k];

@@ -148,6 +148,11 @@ typedef struct GpuStats {
     int64_t scratch_bytes;     /* bytes of the per-work-item scratch that
                                   generated Row and Cell/MAgg operators'
                                   calls reserved (spoof_cl.c) */
+    int64_t expand_bytes;      /* bytes of the dense copies of CSR
+                                  operands made on the device before a
+                                  launch (gpu_dense_view) */
+    int64_t part_bytes;        /* bytes of the partial blocks of the CSR
+                                  products (t(X) %*% B, t(X) %*% X) */
 } GpuStats;
 GpuStats gpu_stats(void);
 void gpu_stats_reset(void);
@@ -310,6 +315,11 @@ void gpu_price_unary(OpCode op, const MB *a, GpuXfer *x);
 void gpu_price_ms(OpCode op, const MB *a, double s, bool scalar_left, GpuXfer *x);
 void gpu_price_binary(OpCode op, const MB *a, const MB *b, GpuXfer *x);
 void gpu_price_agg(OpCode op, AggDir dir, const MB *a, GpuXfer *x);
+/* The products: op OP_MATMUL (a %*% b), OP_MATMULTL (t(a) %*% b) or
+ * OP_TSMM (left: t(a) %*% a, else a %*% t(a); b unused), priced by the
+ * kernel that runs: a CSR operand's entries, the passes over b for its
+ * NaN/Inf, the binary searches and the partial sums. */
+void gpu_price_mm(OpCode op, bool left, const MB *a, const MB *b, GpuXfer *x);
 
 /* Drops m's device copy (its reference with it): before m is updated in
  * place, when the pool holds the only other reference (the device copy

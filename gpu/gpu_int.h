@@ -15,6 +15,7 @@
 /* The fixed kernels of clsrc.c (ocl.c looks each up once). */
 typedef enum {
     K_EW_UNARY, K_EW_BINARY, K_CSR_BINARY, K_CSR_UNARY, K_CSR_TO_DENSE, K_CSR_MM,
+    K_COL_NONFINITE, K_CSR_ROW_BAD, K_CSR_TMM, K_DENSE_CSR_MM, K_TMM_CSRB, K_CSR_CSR_MM, K_CSR_TSMM_R, K_PART_SUM,
     K_TRANSPOSE, K_SYM_LOWER, K_AGG_ROW, K_AGG_COL, K_AGG_PART, K_AGG_SEG, K_CUM_COL, K_IFELSE,
     K_SLICE, K_LIX, K_CLA_GROUP, K_CLA_LISTS, K_PROBE_NOP, K_PROBE_RD, K_PROBE_CP, K_COUNT
 } GpuKernel;
@@ -52,6 +53,10 @@ extern GpuStats gpu_st;
     "    }\n"                                                                                              \
     "    return 0.0;\n"                                                                                    \
     "}\n"
+/* The cells of one row a work-item of the cell by cell fixed kernels
+ * (ew_unary, ew_binary, ew_ifelse, slice) takes where an operand is CSR
+ * (clsrc.c SEG, CUR, CV: one binary search per segment, then a cursor) */
+#define GPU_CSR_SEG 32
 /* The source of the fixed kernels (malloc'd; NULL without memory). */
 char *gpu_cl_source(void);
 /* The scalar helpers alone (malloc'd): the head of generated kernels. */

@@ -8,10 +8,10 @@
  * operators and scalars); the other elementwise operators, ifelse, the
  * aggregates, cumulative aggregates, slices and transposes read the CSR
  * arrays in their own kernel (clsrc.c's MAT operands) and write a dense
- * result; a sparse left operand of a product runs csr_mm. The CLBlast
- * calls (products, tsmm), a product's right operand, left indexing and
- * CLA's UNC groups take a dense copy made on the device first
- * (gpu_dense_view). */
+ * result; products and tsmm over a CSR operand run CSR kernels (csr_mm,
+ * csr_csr_mm, dense_csr_mm, csr_tmm, tmm_csrb, csr_tsmm_r), dense ones
+ * CLBlast. Left indexing and CLA's UNC groups take a dense copy of a
+ * CSR operand made on the device first (gpu_dense_view). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +62,7 @@ cl_mem gpu_dense_view(const MB *m, const GpuBuf *b, cl_mem *tmp, BrErr *e)
     if (!b->sparse) return b->d;
     cl_mem d = gpu_alloc((size_t)(m->rows * m->cols) * sizeof(double), e);
     if (!d) return NULL;
+    gpu_st.expand_bytes += m->rows * m->cols * (int64_t)sizeof(double);
     cl_long r = m->rows, c = m->cols;
     if (gpu_args(K(K_CSR_TO_DENSE), e, sizeof r, &r, sizeof c, &c, sizeof(cl_mem), &b->rp, sizeof(cl_mem), &b->ci,
                  sizeof(cl_mem), &b->v, sizeof(cl_mem), &d, (size_t)0) ||
@@ -107,6 +108,15 @@ MB *gpu_csr_result(const MB *a, const GpuBuf *ab, cl_mem v, BrErr *e)
 
 static cl_mem out_buf(int64_t cells, BrErr *e) { return gpu_alloc((size_t)cells * sizeof(double), e); }
 
+/* The cells per work-item of the cell by cell kernels (clsrc.c SEG):
+ * GPU_CSR_SEG of a row where an operand is CSR (its cursor opened once
+ * per segment by a binary search), one over dense operands (a work-item
+ * per cell, coalesced) */
+static cl_long seg_of(bool csr) { return csr ? GPU_CSR_SEG : 1; }
+
+/* The work-items of a rows x cols iteration in segments of seg */
+static size_t seg_items(int64_t rows, int64_t cols, cl_long seg) { return (size_t)(rows * ((cols + seg - 1) / seg)); }
+
 MB *gpu_unary(OpCode op, const MB *a, BrErr *e)
 {
     if (op_info[op].kind != OK_UNARY || a->cmb || a->rows * a->cols == 0) return NULL;
@@ -128,11 +138,11 @@ MB *gpu_unary(OpCode op, const MB *a, BrErr *e)
         return end(gpu_csr_result(a, &ab, v, e));
     }
     DevMat in = dev_mat(&ab);
-    cl_long n = a->rows * a->cols, cols = a->cols;
-    cl_mem o = out_buf(n, e);
-    if (o && !gpu_args(K(K_EW_UNARY), e, sizeof opi, &opi, sizeof n, &n, sizeof cols, &cols, MAT_ARGS(in),
-                       sizeof(cl_mem), &o, (size_t)0) &&
-        !gpu_launch1(K(K_EW_UNARY), (size_t)n, 0, e))
+    cl_long rows = a->rows, cols = a->cols, seg = seg_of(ab.sparse);
+    cl_mem o = out_buf(rows * cols, e);
+    if (o && !gpu_args(K(K_EW_UNARY), e, sizeof opi, &opi, sizeof rows, &rows, sizeof cols, &cols, sizeof seg, &seg,
+                       MAT_ARGS(in), sizeof(cl_mem), &o, (size_t)0) &&
+        !gpu_launch1(K(K_EW_UNARY), seg_items(rows, cols, seg), 0, e))
         r = gpu_dense_result(a->rows, a->cols, o, e);
     else if (o)
         clReleaseMemObject(o);
@@ -180,13 +190,13 @@ static MB *binary_dense(OpCode op, DevMat a, int am, double as, DevMat b, int bm
                         int64_t cols, BrErr *e)
 {
     cl_int opi = op, ami = am, bmi = bm;
-    cl_long r = rows, c = cols;
+    cl_long r = rows, c = cols, seg = seg_of((a.sp && am != 3) || (b.sp && bm != 3));
     cl_mem o = out_buf(rows * cols, e);
     if (!o) return NULL;
-    if (gpu_args(K(K_EW_BINARY), e, sizeof opi, &opi, sizeof r, &r, sizeof c, &c, MAT_ARGS(a), sizeof ami, &ami,
-                 sizeof as, &as, MAT_ARGS(b), sizeof bmi, &bmi, sizeof bs, &bs, (size_t)sizeof(cl_mem), &o,
-                 (size_t)0) ||
-        gpu_launch1(K(K_EW_BINARY), (size_t)(rows * cols), 0, e)) {
+    if (gpu_args(K(K_EW_BINARY), e, sizeof opi, &opi, sizeof r, &r, sizeof c, &c, sizeof seg, &seg, MAT_ARGS(a),
+                 sizeof ami, &ami, sizeof as, &as, MAT_ARGS(b), sizeof bmi, &bmi, sizeof bs, &bs,
+                 (size_t)sizeof(cl_mem), &o, (size_t)0) ||
+        gpu_launch1(K(K_EW_BINARY), seg_items(rows, cols, seg), 0, e)) {
         clReleaseMemObject(o);
         return NULL;
     }
@@ -404,34 +414,212 @@ static int gemm(bool ta, bool tb, size_t m, size_t n, size_t k, cl_mem a, size_t
     return 0;
 }
 
+/* Whether the host knows m is finite (a device-only block's cells are
+ * on the device alone) */
+static bool host_finite(const MB *m) { return !m->dev && !mb_has_nonfinite(m); }
+
+/* out (rows x cols) = the sum of the G partial blocks in part (sym: the
+ * lower triangle mirrors the upper one) */
+static int part_sum_run(int64_t G, int64_t rows, int64_t cols, int sym, cl_mem part, cl_mem o, BrErr *e)
+{
+    cl_long g = G, r = rows, c = cols;
+    cl_int sy = sym;
+    if (gpu_args(K(K_PART_SUM), e, sizeof g, &g, sizeof r, &r, sizeof c, &c, sizeof sy, &sy, sizeof(cl_mem), &part,
+                 sizeof(cl_mem), &o, (size_t)0))
+        return -1;
+    return gpu_launch1(K(K_PART_SUM), (size_t)(rows * cols), 0, e);
+}
+
+/* The rows per chunk of the partial-block kernels (csr_tmm, tmm_csrb)
+ * over k rows, width work-items per chunk, partial blocks of cells:
+ * enough chunks for 256 work-items, at least 8 rows each, their blocks
+ * within an eighth of the pool's budget (one chunk writes the result
+ * itself) */
+static int64_t part_chunk(int64_t k, int64_t width, double cells)
+{
+    int64_t G = (256 + width - 1) / BR_MAX(width, 1);
+    if (G > (k + 7) / 8) G = (k + 7) / 8;
+    while (G > 1 && (double)G * cells * 8 > gpu_ctx.budget / 8) G /= 2;
+    G = BR_MAX(G, 1);
+    return (k + G - 1) / G;
+}
+
+/* A partial-block buffer of G blocks of cells (o itself for one) */
+static cl_mem part_buf(int64_t G, double cells, cl_mem o, BrErr *e)
+{
+    if (G == 1) return o;
+    gpu_st.part_bytes += (int64_t)((double)G * cells * 8);
+    return gpu_alloc((size_t)((double)G * cells * 8), e);
+}
+
+/* CSR a (its copy ab, m x k) times the dense k x n buffer db into o:
+ * csr_mm, after col_nonfinite's counts of b's NaN/Inf unless b is known
+ * finite. 0, or -1 (e set, or clear for a buffer beyond the largest). */
+static int csr_mm_run(const GpuBuf *ab, int64_t m, int64_t k, int64_t n, cl_mem db, bool finite, cl_mem o,
+                      BrErr *e)
+{
+    cl_long rr = m, kk = k, nn = n;
+    cl_int use = !finite;
+    cl_mem nf = NULL;
+    int rc = -1;
+    if (use && (!(nf = gpu_alloc((size_t)n * sizeof(cl_long), e)) ||
+                gpu_args(K(K_COL_NONFINITE), e, sizeof kk, &kk, sizeof nn, &nn, sizeof(cl_mem), &db, sizeof(cl_mem),
+                         &nf, (size_t)0) ||
+                gpu_launch1(K(K_COL_NONFINITE), (size_t)n, 0, e)))
+        goto done;
+    cl_mem nfa = nf ? nf : db;   /* unread without use */
+    if (!gpu_args(K(K_CSR_MM), e, sizeof rr, &rr, sizeof nn, &nn, sizeof(cl_mem), &ab->rp, sizeof(cl_mem), &ab->ci,
+                  sizeof(cl_mem), &ab->v, sizeof(cl_mem), &db, sizeof(cl_mem), &nfa, sizeof use, &use, sizeof(cl_mem),
+                  &o, (size_t)0) &&
+        !gpu_launch1(K(K_CSR_MM), (size_t)(m * n), 0, e))
+        rc = 0;
+done:
+    if (nf) clReleaseMemObject(nf);
+    return rc;
+}
+
+/* dense a (m x k, buffer da) times CSR b (its copy bb, k x n) into o */
+static int dense_csr_run(cl_mem da, const GpuBuf *bb, int64_t m, int64_t k, int64_t n, cl_mem o, BrErr *e)
+{
+    cl_long mm = m, kk = k, nn = n;
+    if (gpu_args(K(K_DENSE_CSR_MM), e, sizeof mm, &mm, sizeof kk, &kk, sizeof nn, &nn, sizeof(cl_mem), &da,
+                 sizeof(cl_mem), &bb->rp, sizeof(cl_mem), &bb->ci, sizeof(cl_mem), &bb->v, sizeof(cl_mem), &o,
+                 (size_t)0))
+        return -1;
+    return gpu_launch1(K(K_DENSE_CSR_MM), (size_t)m, 0, e);
+}
+
+/* t(a) %*% b for CSR a (copy ab, k x m) and the dense k x n buffer db:
+ * csr_tmm's partial blocks per chunk of rows, then part_sum (one chunk:
+ * into o directly) */
+static int csr_tmm_run(const GpuBuf *ab, int64_t k, int64_t m, int64_t n, cl_mem db, cl_mem o, BrErr *e)
+{
+    double cells = (double)m * (double)n;
+    int64_t chunk = part_chunk(k, n, cells), G = (k + chunk - 1) / chunk;
+    cl_mem part = part_buf(G, cells, o, e);
+    if (!part) return -1;
+    cl_long kk = k, mm = m, nn = n, ch = chunk;
+    int rc = gpu_args(K(K_CSR_TMM), e, sizeof kk, &kk, sizeof mm, &mm, sizeof nn, &nn, sizeof ch, &ch, sizeof(cl_mem),
+                      &ab->rp, sizeof(cl_mem), &ab->ci, sizeof(cl_mem), &ab->v, sizeof(cl_mem), &db, sizeof(cl_mem),
+                      &part, (size_t)0) ||
+                     gpu_launch1(K(K_CSR_TMM), (size_t)(G * n), 0, e) ||
+                     (G > 1 && part_sum_run(G, m, n, 0, part, o, e))
+                 ? -1
+                 : 0;
+    if (part != o) clReleaseMemObject(part);
+    return rc;
+}
+
+/* bad[r] for the rows of CSR b (copy bb, k rows): csr_row_bad's flags
+ * (NaN/Inf in the row) unless b is known finite (*bad NULL). 0, or -1
+ * (e set, or clear for a buffer beyond the largest). */
+static int row_bad_run(const GpuBuf *bb, int64_t k, bool finite, cl_mem *bad, BrErr *e)
+{
+    cl_long kk = k;
+    *bad = NULL;
+    if (finite) return 0;
+    if (!(*bad = gpu_alloc((size_t)k * sizeof(cl_int), e)) ||
+        gpu_args(K(K_CSR_ROW_BAD), e, sizeof kk, &kk, sizeof(cl_mem), &bb->rp, sizeof(cl_mem), &bb->v, sizeof(cl_mem),
+                 bad, (size_t)0) ||
+        gpu_launch1(K(K_CSR_ROW_BAD), (size_t)k, 0, e))
+        return -1;
+    return 0;
+}
+
+/* t(a) %*% b for CSR b (copy bb, k x n) and a (k x m, dense or CSR)
+ * into o: row_bad_run's flags, tmm_csrb's partial blocks per chunk of
+ * rows, then part_sum (one chunk: into o directly). upper (tsmm, a =
+ * b): the upper triangles, mirrored by part_sum (one chunk: sym_lower
+ * on o). */
+static int tmm_csrb_run(DevMat a, const GpuBuf *bb, int64_t k, int64_t m, int64_t n, bool finite, bool upper, cl_mem o,
+                        BrErr *e)
+{
+    double cells = (double)m * (double)n;
+    int64_t chunk = part_chunk(k, m, cells), G = (k + chunk - 1) / chunk;
+    cl_long kk = k, mm = m, nn = n, ch = chunk;
+    cl_int use = !finite, up = upper;
+    cl_mem bad = NULL, part = part_buf(G, cells, o, e);
+    int rc = -1;
+    if (!part) return -1;
+    if (row_bad_run(bb, k, finite, &bad, e)) goto done;
+    cl_mem ba = bad ? bad : bb->v;   /* unread without use */
+    if (gpu_args(K(K_TMM_CSRB), e, sizeof kk, &kk, sizeof mm, &mm, sizeof nn, &nn, sizeof ch, &ch, MAT_ARGS(a),
+                 sizeof(cl_mem), &bb->rp, sizeof(cl_mem), &bb->ci, sizeof(cl_mem), &bb->v, sizeof(cl_mem), &ba,
+                 sizeof use, &use, sizeof up, &up, sizeof(cl_mem), &part, (size_t)0) ||
+        gpu_launch1(K(K_TMM_CSRB), (size_t)(G * m), 0, e))
+        goto done;
+    if (G > 1) rc = part_sum_run(G, m, n, upper, part, o, e);
+    else if (!upper) rc = 0;
+    else if (!gpu_args(K(K_SYM_LOWER), e, sizeof nn, &nn, sizeof(cl_mem), &o, (size_t)0))
+        rc = gpu_launch1(K(K_SYM_LOWER), (size_t)(n * n), 0, e);
+done:
+    if (bad) clReleaseMemObject(bad);
+    if (part != o) clReleaseMemObject(part);
+    return rc;
+}
+
+/* CSR a (copy ab, m x k) times CSR b (copy bb, k x n) into o:
+ * row_bad_run's flags of b, then csr_csr_mm */
+static int csr_csr_run(const GpuBuf *ab, const GpuBuf *bb, int64_t m, int64_t k, int64_t n, bool finite, cl_mem o,
+                       BrErr *e)
+{
+    cl_long mm = m, kk = k, nn = n;
+    cl_int use = !finite;
+    cl_mem bad = NULL;
+    int rc = -1;
+    if (row_bad_run(bb, k, finite, &bad, e)) goto done;
+    cl_mem ba = bad ? bad : bb->v;   /* unread without use */
+    if (!gpu_args(K(K_CSR_CSR_MM), e, sizeof mm, &mm, sizeof kk, &kk, sizeof nn, &nn, sizeof(cl_mem), &ab->rp,
+                  sizeof(cl_mem), &ab->ci, sizeof(cl_mem), &ab->v, sizeof(cl_mem), &bb->rp, sizeof(cl_mem), &bb->ci,
+                  sizeof(cl_mem), &bb->v, sizeof(cl_mem), &ba, sizeof use, &use, sizeof(cl_mem), &o, (size_t)0) &&
+        !gpu_launch1(K(K_CSR_CSR_MM), (size_t)m, 0, e))
+        rc = 0;
+done:
+    if (bad) clReleaseMemObject(bad);
+    return rc;
+}
+
+/* X %*% t(X) for CSR X (copy xb, m rows) into o: csr_tsmm_r */
+static int csr_tsmm_r_run(const GpuBuf *xb, int64_t m, cl_mem o, BrErr *e)
+{
+    cl_long mm = m;
+    if (gpu_args(K(K_CSR_TSMM_R), e, sizeof mm, &mm, sizeof(cl_mem), &xb->rp, sizeof(cl_mem), &xb->ci, sizeof(cl_mem),
+                 &xb->v, sizeof(cl_mem), &o, (size_t)0))
+        return -1;
+    return gpu_launch1(K(K_CSR_TSMM_R), (size_t)(m * m), 0, e);
+}
+
+/* The m x n result in o when ok (o then the pool's), else o released */
+static MB *mm_result(bool ok, int64_t m, int64_t n, cl_mem o, BrErr *e)
+{
+    if (ok) return gpu_dense_result(m, n, o, e);
+    clReleaseMemObject(o);
+    return NULL;
+}
+
 MB *gpu_matmul(const MB *a, const MB *b, BrErr *e)
 {
     if (a->cmb || b->cmb || a->cols != b->rows || a->rows * a->cols == 0 || b->rows * b->cols == 0) return NULL;
     if (!begin(e)) return NULL;
     GpuBuf ab, bb;
-    MB *r = NULL;
     if (gpu_get(a, &ab, e) || gpu_get(b, &bb, e)) return end(NULL);
     int64_t m = a->rows, k = a->cols, n = b->cols;
-    cl_mem tb, db = gpu_dense_view(b, &bb, &tb, e), ta = NULL, o = db ? out_buf(m * n, e) : NULL;
-    /* the CSR kernel skips a's zeros: exact only when b is finite (0 *
-     * Inf is NaN: docs/DESIGN.md "NaN and Inf"); otherwise a dense view
-     * of a multiplies every cell, as the CPU's k_matmul marks them */
-    if (o && ab.sparse && !b->dev && !mb_has_nonfinite(b)) {
-        /* CSR times dense: spmv for one column */
-        cl_long rr = m, nn = n;
-        if (!gpu_args(K(K_CSR_MM), e, sizeof rr, &rr, sizeof nn, &nn, sizeof(cl_mem), &ab.rp, sizeof(cl_mem), &ab.ci,
-                      sizeof(cl_mem), &ab.v, sizeof(cl_mem), &db, sizeof(cl_mem), &o, (size_t)0) &&
-            !gpu_launch1(K(K_CSR_MM), (size_t)(m * n), 0, e))
-            r = gpu_dense_result(m, n, o, e), o = NULL;
-    } else if (o) {
-        cl_mem da = gpu_dense_view(a, &ab, &ta, e);
-        if (da && !gemm(false, false, (size_t)m, (size_t)n, (size_t)k, da, (size_t)k, db, (size_t)n, o, e))
-            r = gpu_dense_result(m, n, o, e), o = NULL;
+    cl_mem o = out_buf(m * n, e);
+    if (!o) return end(NULL);
+    bool ok;
+    /* the device copies' formats decide: CSR a by csr_mm or (CSR b)
+     * csr_csr_mm, dense a times CSR b by dense_csr_mm, both dense by
+     * CLBlast */
+    if (ab.sparse && bb.sparse) {
+        ok = !csr_csr_run(&ab, &bb, m, k, n, host_finite(b), o, e);
+    } else if (ab.sparse) {
+        ok = !csr_mm_run(&ab, m, k, n, bb.d, host_finite(b), o, e);
+    } else if (bb.sparse) {
+        ok = !dense_csr_run(ab.d, &bb, m, k, n, o, e);
+    } else {
+        ok = !gemm(false, false, (size_t)m, (size_t)n, (size_t)k, ab.d, (size_t)k, bb.d, (size_t)n, o, e);
     }
-    if (o) clReleaseMemObject(o);
-    if (ta) clReleaseMemObject(ta);
-    if (tb) clReleaseMemObject(tb);
-    return end(r);
+    return end(mm_result(ok, m, n, o, e));
 }
 
 MB *gpu_matmul_tl(const MB *a, const MB *b, BrErr *e)
@@ -439,18 +627,18 @@ MB *gpu_matmul_tl(const MB *a, const MB *b, BrErr *e)
     if (a->cmb || b->cmb || a->rows != b->rows || a->rows * a->cols == 0 || b->rows * b->cols == 0) return NULL;
     if (!begin(e)) return NULL;
     GpuBuf ab, bb;
-    MB *r = NULL;
     if (gpu_get(a, &ab, e) || gpu_get(b, &bb, e)) return end(NULL);
     int64_t m = a->cols, k = a->rows, n = b->cols;
-    /* op(A) = a^T (lda = a's columns): t(a) is never formed */
-    cl_mem ta = NULL, tb = NULL, da = gpu_dense_view(a, &ab, &ta, e), db = da ? gpu_dense_view(b, &bb, &tb, e) : NULL;
-    cl_mem o = db ? out_buf(m * n, e) : NULL;
-    if (o && !gemm(true, false, (size_t)m, (size_t)n, (size_t)k, da, (size_t)a->cols, db, (size_t)n, o, e))
-        r = gpu_dense_result(m, n, o, e), o = NULL;
-    if (o) clReleaseMemObject(o);
-    if (ta) clReleaseMemObject(ta);
-    if (tb) clReleaseMemObject(tb);
-    return end(r);
+    cl_mem o = out_buf(m * n, e);
+    if (!o) return end(NULL);
+    /* CSR b by tmm_csrb (a dense or CSR), CSR a by csr_tmm; dense by
+     * CLBlast with op(A) = a^T (lda = a's columns): t(a) is never
+     * formed */
+    bool ok = bb.sparse  ? !tmm_csrb_run(dev_mat(&ab), &bb, k, m, n, host_finite(b), false, o, e)
+              : ab.sparse ? !csr_tmm_run(&ab, k, m, n, bb.d, o, e)
+                          : !gemm(true, false, (size_t)m, (size_t)n, (size_t)k, ab.d, (size_t)a->cols, bb.d, (size_t)n,
+                                  o, e);
+    return end(mm_result(ok, m, n, o, e));
 }
 
 MB *gpu_tsmm(const MB *x, bool left, BrErr *e)
@@ -458,21 +646,24 @@ MB *gpu_tsmm(const MB *x, bool left, BrErr *e)
     if (x->cmb || x->rows * x->cols == 0) return NULL;
     if (!begin(e)) return NULL;
     GpuBuf xb;
-    MB *r = NULL;
     if (gpu_get(x, &xb, e)) return end(NULL);
     int64_t n = left ? x->cols : x->rows, k = left ? x->rows : x->cols;
-    cl_mem tmp, d = gpu_dense_view(x, &xb, &tmp, e), o = d ? out_buf(n * n, e) : NULL;
+    cl_mem o = out_buf(n * n, e);
+    if (!o) return end(NULL);
     cl_long nn = n;
-    /* t(X) X: op(A) = X^T (lda = cols), B = X; X t(X): A = X, op(B) = X^T;
-     * then the upper triangle mirrored, so the result is exactly
-     * symmetric as the CPU's */
-    if (o && !gemm(left, !left, (size_t)n, (size_t)n, (size_t)k, d, (size_t)x->cols, d, (size_t)x->cols, o, e) &&
-        !gpu_args(K(K_SYM_LOWER), e, sizeof nn, &nn, sizeof(cl_mem), &o, (size_t)0) &&
-        !gpu_launch1(K(K_SYM_LOWER), (size_t)(n * n), 0, e))
-        r = gpu_dense_result(n, n, o, e), o = NULL;
-    if (o) clReleaseMemObject(o);
-    if (tmp) clReleaseMemObject(tmp);
-    return end(r);
+    bool ok;
+    /* CSR X: tmm_csrb's upper triangles (t(X) X) / csr_tsmm_r. Dense: t(X) X: op(A) = X^T (lda =
+     * cols), B = X; X t(X): A = X, op(B) = X^T; then the upper triangle
+     * mirrored. Either way the result is exactly symmetric, as the
+     * CPU's. */
+    if (xb.sparse)
+        ok = !(left ? tmm_csrb_run(dev_mat(&xb), &xb, x->rows, x->cols, x->cols, host_finite(x), true, o, e)
+                    : csr_tsmm_r_run(&xb, x->rows, o, e));
+    else
+        ok = !gemm(left, !left, (size_t)n, (size_t)n, (size_t)k, xb.d, (size_t)x->cols, xb.d, (size_t)x->cols, o, e) &&
+             !gpu_args(K(K_SYM_LOWER), e, sizeof nn, &nn, sizeof(cl_mem), &o, (size_t)0) &&
+             !gpu_launch1(K(K_SYM_LOWER), (size_t)(n * n), 0, e);
+    return end(mm_result(ok, n, n, o, e));
 }
 
 MB *gpu_transpose(const MB *a, BrErr *e)
@@ -506,6 +697,11 @@ static double csr_probes(const MB *a)
 
 static double mb_cells(const MB *m) { return (double)m->rows * (double)m->cols; }
 
+/* Per cell, the work of the cell by cell kernels' cursor over a CSR a
+ * (a step, and a binary search per segment of GPU_CSR_SEG cells); 0
+ * for a dense a */
+static double csr_walk(const MB *a) { return a->sparse ? 1 + csr_probes(a) / GPU_CSR_SEG : 0; }
+
 /* dev: the device's flops, host: the CPU kernel's (which skips what a
  * CSR operand does not store where the device does too) */
 static void price(GpuXfer *x, double dev, double host, double out)
@@ -519,14 +715,14 @@ void gpu_price_unary(OpCode op, const MB *a, GpuXfer *x)
 {
     double w = op_info[op].cost, n = mb_cells(a), nz = (double)a->nnz;
     if (a->sparse && (op_info[op].flags & OF_SAFE)) price(x, nz * w, nz * w, nz * 8);
-    else price(x, n * (w + csr_probes(a)), n * w, n * 8);
+    else price(x, n * (w + csr_walk(a)), n * w, n * 8);
 }
 
 void gpu_price_ms(OpCode op, const MB *a, double s, bool scalar_left, GpuXfer *x)
 {
     double w = op_info[op].cost, n = mb_cells(a), nz = (double)a->nnz;
     if (a->sparse && gpu_ms_keeps_csr(op, s, scalar_left)) price(x, nz * w, nz * w, nz * 8);
-    else price(x, n * (w + csr_probes(a)), n * w, n * 8);
+    else price(x, n * (w + csr_walk(a)), n * w, n * 8);
 }
 
 void gpu_price_binary(OpCode op, const MB *a, const MB *b, GpuXfer *x)
@@ -539,9 +735,11 @@ void gpu_price_binary(OpCode op, const MB *a, const MB *b, GpuXfer *x)
     const MB *s = fb && a->sparse && af ? a : fa && b->sparse && bf ? b : NULL;
     if (s) {
         double nz = (double)s->nnz;
-        price(x, nz * (w + csr_probes(s == a ? b : a)), nz * w, nz * 8);
+        /* csr_binary: a cursor over a CSR other operand's rows */
+        const MB *o = s == a ? b : a;
+        price(x, nz * w + (o->sparse ? nz + (double)o->nnz : 0), nz * w, nz * 8);
     } else {
-        price(x, n * (w + csr_probes(a) + csr_probes(b)), n * w, n * 8);
+        price(x, n * (w + csr_walk(a) + csr_walk(b)), n * w, n * 8);
     }
 }
 
@@ -553,6 +751,51 @@ void gpu_price_agg(OpCode op, AggDir dir, const MB *a, GpuXfer *x)
      * for min/max); agg_col and agg_seg look every cell up */
     if (agg_code(op) >= 0 && dir != DIR_COL) price(x, nz + (a->sparse ? (double)a->rows : 0), nz, out);
     else price(x, n * (1 + csr_probes(a)), agg_code(op) >= 0 ? nz : n, out);
+}
+
+void gpu_price_mm(OpCode op, bool left, const MB *a, const MB *b, GpuXfer *x)
+{
+    double nza = (double)a->nnz;
+    if (op == OP_TSMM) {
+        /* tmm_csrb (a = b, upper): a binary search per row and column,
+         * then each row's products from that column on (about nnz^2 / k
+         * over the rows, as the CPU's scatter), the flags of rows with
+         * NaN/Inf unless a is known finite; csr_tsmm_r: a merge of two
+         * rows per upper cell; dense: CLBlast */
+        double k = left ? (double)a->rows : (double)a->cols, n = left ? (double)a->cols : (double)a->rows;
+        double prod = nza * nza / fmax(k, 1), flags = host_finite(a) ? 0 : nza;
+        if (!a->sparse) price(x, k * n * n, k * n * n, n * n * 8);
+        else if (left) price(x, k * n * 2 * csr_probes(a) + prod + n * n + flags, prod, n * n * 8);
+        else price(x, n * nza + n * n, prod, n * n * 8);
+        return;
+    }
+    bool tl = op == OP_MATMULTL;
+    double m = tl ? (double)a->cols : (double)a->rows, k = tl ? (double)a->rows : (double)a->cols;
+    double n = (double)b->cols, nzb = (double)b->nnz;
+    /* the passes over b for its NaN/Inf unless b is known finite:
+     * col_nonfinite over b's cells (csr_mm), csr_row_bad over its
+     * entries (CSR b) */
+    double pass = host_finite(b) ? 0 : b->sparse ? nzb : k * n;
+    if (tl && b->sparse) {
+        /* tmm_csrb: a's cell per row and output row (a binary search of
+         * a CSR a), times b's row */
+        double look = k * m * (a->sparse ? csr_probes(a) : 1);
+        price(x, look + 2 * m * nzb + pass, 2 * (a->sparse ? nza * nzb / fmax(k, 1) : m * nzb), m * n * 8);
+    } else if (tl && a->sparse) {
+        /* csr_tmm and its partial sums */
+        price(x, 2 * nza * n + 2 * m * n, 2 * nza * n, m * n * 8);
+    } else if (a->sparse) {
+        /* csr_mm (csr_csr_mm over a CSR b: b's rows per entry of a,
+         * every row of b per row of a for the flags); the CPU visits a's
+         * entries (and b's where both are sparse) */
+        double work = b->sparse ? 2 * nza * nzb / fmax(k, 1) : 2 * nza * n;
+        price(x, work + pass + (b->sparse && pass > 0 ? m * k : 0), work, m * n * 8);
+    } else if (b->sparse && !tl) {
+        /* dense_csr_mm: each row of a over b's entries */
+        price(x, 2 * m * nzb, 2 * m * nzb, m * n * 8);
+    } else {
+        price(x, 2 * m * k * n, 2 * m * k * n, m * n * 8);
+    }
 }
 
 bool gpu_cost_rule(const GpuInfo *g, const GpuProfile *p, int threads, const GpuXfer *x)
@@ -646,12 +889,12 @@ MB *gpu_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b, doub
         if (!ms[k]) { dv[k] = (DevMat){o, o, o, 0}; continue; }   /* a scalar: the buffer is not read */
         if ((ok = !gpu_get(ms[k], &bb, e))) dv[k] = dev_mat(&bb);
     }
-    cl_long rr = rows, cc = cols;
+    cl_long rr = rows, cc = cols, seg = seg_of(ok && (dv[0].sp || dv[1].sp || dv[2].sp));
     cl_int m0 = md[0], m1 = md[1], m2 = md[2];
-    if (ok && !gpu_args(K(K_IFELSE), e, sizeof rr, &rr, sizeof cc, &cc, MAT_ARGS(dv[0]), sizeof m0, &m0, sizeof cs, &cs,
-                        MAT_ARGS(dv[1]), sizeof m1, &m1, sizeof as, &as, MAT_ARGS(dv[2]), sizeof m2, &m2, sizeof bs,
-                        &bs, sizeof(cl_mem), &o, (size_t)0) &&
-        !gpu_launch1(K(K_IFELSE), (size_t)(rows * cols), 0, e))
+    if (ok && !gpu_args(K(K_IFELSE), e, sizeof rr, &rr, sizeof cc, &cc, sizeof seg, &seg, MAT_ARGS(dv[0]), sizeof m0,
+                        &m0, sizeof cs, &cs, MAT_ARGS(dv[1]), sizeof m1, &m1, sizeof as, &as, MAT_ARGS(dv[2]),
+                        sizeof m2, &m2, sizeof bs, &bs, sizeof(cl_mem), &o, (size_t)0) &&
+        !gpu_launch1(K(K_IFELSE), seg_items(rows, cols, seg), 0, e))
         r = gpu_dense_result(rows, cols, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
     return end(r);
@@ -665,11 +908,11 @@ MB *gpu_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr
     MB *r = NULL;
     if (gpu_get(a, &ab, e)) return end(NULL);
     DevMat d = dev_mat(&ab);
-    cl_long cols = a->cols, l0 = rl, c0 = cl, m = ru - rl, n = cu - cl;
+    cl_long cols = a->cols, l0 = rl, c0 = cl, m = ru - rl, n = cu - cl, seg = seg_of(ab.sparse);
     cl_mem o = out_buf(m * n, e);
     if (o && !gpu_args(K(K_SLICE), e, sizeof cols, &cols, sizeof l0, &l0, sizeof c0, &c0, sizeof m, &m, sizeof n, &n,
-                       MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) &&
-        !gpu_launch1(K(K_SLICE), (size_t)(m * n), 0, e))
+                       sizeof seg, &seg, MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) &&
+        !gpu_launch1(K(K_SLICE), seg_items(m, n, seg), 0, e))
         r = gpu_dense_result(m, n, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
     return end(r);

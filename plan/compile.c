@@ -38,7 +38,7 @@ Code *plan_compile(RtProgram *p, HopDag *d, int mode, int flags, RwStats *st)
      * operators, as SystemDS's traces of fused operators do
      * (LineageCodegenItem; runtime/lineage.h) */
     bool fuse = (flags & PC_FUSE) && !lang_uses_lineage(p->ast);
-    if (fuse && gpu_stitch_on()) cg_stitch_dag(d);
+    if (fuse && gpu_stitch_on()) cg_stitch_dag(d, p->cg != NULL);
     if (fuse && p->cg) cg_optimize_dag(p->cg, d);
     return plan_codegen_dag(d, mode);
 }

@@ -113,21 +113,21 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
         }
         break;
     }
-    case I_MATMUL:
+    case I_MATMUL: {
         if (!a) break;
+        GpuXfer p = {0};
         if (in->op == OP_TSMM) {
-            double n = in->left ? (double)a->cols : (double)a->rows;
-            if (worth(a, NULL, n * n * 8, cells(a) * n)) r = gpu_tsmm(a, in->left, e);
+            gpu_price_mm(OP_TSMM, in->left, a, NULL, &p);
+            if (worth_priced(p, a, NULL)) r = gpu_tsmm(a, in->left, e);
         } else if (in->op == OP_MATMUL && in->nin == 2 && (b = plain_mb(ARG(1)))) {
-            double flops = 2.0 * cells(a) * (double)b->cols;
-            if (worth(a, b, (double)a->rows * (double)b->cols * 8, flops))
-                r = gpu_matmul(a, b, e);
+            gpu_price_mm(OP_MATMUL, false, a, b, &p);
+            if (worth_priced(p, a, b)) r = gpu_matmul(a, b, e);
         } else if (in->op == OP_MATMULTL && in->nin == 2 && (b = plain_mb(ARG(1)))) {
-            double flops = 2.0 * cells(a) * (double)b->cols;
-            if (worth(a, b, (double)a->cols * (double)b->cols * 8, flops))
-                r = gpu_matmul_tl(a, b, e);
+            gpu_price_mm(OP_MATMULTL, false, a, b, &p);
+            if (worth_priced(p, a, b)) r = gpu_matmul_tl(a, b, e);
         }
         break;
+    }
     case I_TERNARY: r = ternary(ARG(0), ARG(1), ARG(2), e); break;
     case I_BUILTIN: {
         OpCode op = in->bi == BI_CUMSUM ? OP_CUMSUM : in->bi == BI_CUMPROD ? OP_CUMPROD

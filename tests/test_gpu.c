@@ -544,6 +544,136 @@ static void test_csr_direct(void)
 
 static bool near(double a, double b) { return fabs(a - b) <= 1e-12 * fabs(b); }
 
+/* ---- Products over CSR operands, read as CSR on the device ---- */
+
+/* One product case under the stats: the launches and dense expansion
+ * bytes it took, its value against the CPU's */
+static void mm_case(const char *what, MB *got, MB *want, BrErr *ge, int launches, int64_t m, int64_t k, int64_t n,
+                    double sp, bool special)
+{
+    GpuStats st = gpu_stats();
+    T_CHECK(got && st.launches == launches && st.expand_bytes == 0,
+            "%s %lldx%lldx%lld sp %.2f%s: %lld launches (want %d), %lld bytes expanded (want 0) (%s)", what,
+            (long long)m, (long long)k, (long long)n, sp, special ? " NaN/Inf" : "", (long long)st.launches,
+            launches, (long long)st.expand_bytes, ge->msg);
+    same(got, want, ge, 1e-10, what, m, n, sp);
+}
+
+/* X %*% B, D %*% X, t(X) %*% B, both tsmm, X %*% Y, t(X) %*% W and
+ * t(D) %*% W with X, Y, W CSR run CSR kernels (csr_mm, dense_csr_mm,
+ * csr_tmm, tmm_csrb, csr_tsmm_r, csr_csr_mm): no dense copy of a CSR
+ * operand on the device (GpuStats.expand_bytes), the launches of the
+ * kernels alone (csr_mm's pass over b's NaN/Inf where b is not known
+ * finite on the host: NaN/Inf in it, or device-only; csr_row_bad's over
+ * a CSR right operand's rows likewise; the partial sums or tsmm's
+ * mirror), values against the CPU
+ * with IEEE's 0 * NaN/Inf over 1 x n, n x 1, all-zero, empty rows and
+ * shapes off the work-group sizes. */
+static void test_csr_mm(void)
+{
+    static const int64_t dims[][3] = {{1, 1, 1}, {1, 37, 3}, {41, 1, 2}, {37, 19, 1}, {130, 7, 5}, {9, 300, 2},
+                                      {300, 21, 3}};
+    static const double dens[] = {0, 0.02, 0.3, 0.3};
+    for (int s = 0; s < 7; s++)
+        for (int p = 0; p < 4; p++)
+            for (int special = 0; special < 2; special++) {
+                int64_t m = dims[s][0], k = dims[s][1], n = dims[s][2];
+                bool holes = p == 3;
+                BrErr e = {0}, ge = {0};
+                MB *x = rnd_csr(m, k, dens[p], special, holes), *b = rnd(k, n, 0.8, false, special);
+                MB *c = rnd(m, n, 0.8, false, special), *d = rnd(n, m, 0.8, false, special);
+                T_CHECK(x->sparse, "CSR X");
+                /* uploads first: the counts below are the product's own */
+                mb_release(gpu_transpose(x, &ge)), mb_release(gpu_transpose(b, &ge));
+                mb_release(gpu_transpose(c, &ge)), mb_release(gpu_transpose(d, &ge));
+                gpu_stats_reset();
+                mm_case("X %*% B", gpu_matmul(x, b, &ge), k_matmul(x, b, &e), &ge, 1 + mb_has_nonfinite(b), m, k, n, dens[p], special);
+                /* B device-only: its finiteness is not known on the host */
+                MB *bd = gpu_binary_ms(OP_MULT, b, 1, false, &ge);
+                T_CHECK(bd && bd->dev, "device-only B");
+                gpu_stats_reset();
+                mm_case("X %*% B device-only", gpu_matmul(x, bd, &ge), k_matmul(x, b, &e), &ge, 2, m, k, n, dens[p],
+                        special);
+                gpu_stats_reset();
+                mm_case("D %*% X", gpu_matmul(d, x, &ge), k_matmul(d, x, &e), &ge, 1, n, m, k, dens[p], special);
+                gpu_stats_reset();
+                MB *tl = gpu_matmul_tl(x, c, &ge);
+                int tlaunch = (int)gpu_stats().launches;
+                T_CHECK(tlaunch == 1 || tlaunch == 2, "t(X) %%*%% C: csr_tmm and at most its partial sums (%d)",
+                        tlaunch);
+                mm_case("t(X) %*% C", tl, k_matmul_tl(x, c, &e), &ge, tlaunch, k, m, n, dens[p], special);
+                gpu_stats_reset();
+                MB *tsl = gpu_tsmm(x, true, &ge);
+                bool sym = tsl != NULL;
+                for (int64_t i = 0; tsl && i < k; i++)
+                    for (int64_t j = 0; j < k; j++) sym = sym && !memcmp(&(double){mb_get(tsl, i, j)},
+                                                                         &(double){mb_get(tsl, j, i)}, 8);
+                T_CHECK(sym, "t(X) X exactly symmetric");
+                mm_case("t(X) X", tsl, k_tsmm(x, true, &e), &ge, 2 + mb_has_nonfinite(x), k, m, k, dens[p],
+                        special);
+                gpu_stats_reset();
+                mm_case("X t(X)", gpu_tsmm(x, false, &ge), k_tsmm(x, false, &e), &ge, 1, m, k, m, dens[p], special);
+                /* both operands CSR: csr_csr_mm and tmm_csrb (Y's row
+                 * flags first unless Y is known finite) */
+                MB *y = rnd_csr(k, n, dens[(p + 1) % 4], special, false), *w = rnd_csr(m, n, 0.3, special, holes);
+                mb_release(gpu_transpose(y, &ge)), mb_release(gpu_transpose(w, &ge));
+                gpu_stats_reset();
+                mm_case("X %*% Y", gpu_matmul(x, y, &ge), k_matmul(x, y, &e), &ge, 1 + mb_has_nonfinite(y), m, k, n,
+                        dens[p], special);
+                gpu_stats_reset();
+                MB *tw = gpu_matmul_tl(x, w, &ge);
+                tlaunch = (int)gpu_stats().launches - mb_has_nonfinite(w);
+                T_CHECK(tlaunch == 1 || tlaunch == 2, "t(X) %%*%% W: tmm_csrb and at most its partial sums (%d)",
+                        tlaunch);
+                mm_case("t(X) %*% W", tw, k_matmul_tl(x, w, &e), &ge, tlaunch + mb_has_nonfinite(w), k, m, n, dens[p],
+                        special);
+                MB *dc = rnd(m, k, 0.8, false, special);
+                mb_release(gpu_transpose(dc, &ge));
+                gpu_stats_reset();
+                MB *td = gpu_matmul_tl(dc, w, &ge);
+                tlaunch = (int)gpu_stats().launches - mb_has_nonfinite(w);
+                T_CHECK(tlaunch == 1 || tlaunch == 2, "t(D) %%*%% W: tmm_csrb and at most its partial sums (%d)",
+                        tlaunch);
+                mm_case("t(D) %*% W", td, k_matmul_tl(dc, w, &e), &ge, tlaunch + mb_has_nonfinite(w), k, m, n,
+                        dens[p], special);
+                mb_release(y), mb_release(w), mb_release(dc);
+                mb_release(x), mb_release(b), mb_release(bd), mb_release(c), mb_release(d);
+                gpu_pool_clear();
+            }
+}
+
+/* gpu_price_mm: the CSR kernels' work is their entries' (and the passes
+ * they add), a dense operand's its cells */
+static void test_csr_mm_price(void)
+{
+    MB *x = rnd_csr(400, 60, 0.05, false, false), *xd = rnd(400, 60, 0.5, false, false);
+    MB *b = rnd(60, 3, 0.8, false, false), *c = rnd(400, 3, 0.8, false, false), *bn = rnd(60, 3, 0.8, false, true);
+    double nz = (double)x->nnz;
+    GpuXfer p = {0};
+    gpu_price_mm(OP_MATMUL, false, x, b, &p);
+    T_CHECK(p.flops == 2 * nz * 3 && p.hscale == 1 && p.out == 400 * 3 * 8, "X %%*%% B: X's entries, %g", p.flops);
+    gpu_price_mm(OP_MATMUL, false, x, bn, &p);
+    T_CHECK(p.flops == 2 * nz * 3 + 60 * 3 && near(p.flops * p.hscale, 2 * nz * 3),
+            "X %%*%% B with NaN/Inf: the pass over B on the device side");
+    gpu_price_mm(OP_MATMUL, false, xd, b, &p);
+    T_CHECK(p.flops == 2.0 * 400 * 60 * 3 && p.hscale == 1, "dense X %%*%% B: every cell");
+    gpu_price_mm(OP_MATMULTL, false, x, c, &p);
+    T_CHECK(p.flops == 2 * nz * 3 + 2 * 60 * 3 && near(p.flops * p.hscale, 2 * nz * 3) && p.out == 60 * 3 * 8,
+            "t(X) %%*%% C: X's entries and the partial sums");
+    MB *y = rnd_csr(60, 3, 0.1, false, false);
+    gpu_price_mm(OP_MATMUL, false, x, y, &p);
+    T_CHECK(near(p.flops, 2 * nz * (double)y->nnz / 60) && p.hscale == 1, "X %%*%% Y: X's entries times Y's rows");
+    mb_release(y);
+    gpu_price_mm(OP_TSMM, true, x, NULL, &p);
+    T_CHECK(p.flops < 400.0 * 60 * 60 / 4 && near(p.flops * p.hscale, nz * nz / 400) && p.out == 60 * 60 * 8,
+            "t(X) X over CSR: far below the dense cells' %g (%g)", 400.0 * 60 * 60, p.flops);
+    gpu_price_mm(OP_TSMM, false, x, NULL, &p);
+    T_CHECK(p.flops == 400 * nz + 400.0 * 400 && p.out == 400.0 * 400 * 8, "X t(X) over CSR: a merge per cell");
+    gpu_price_mm(OP_TSMM, true, xd, NULL, &p);
+    T_CHECK(p.flops == 400.0 * 60 * 60 && p.hscale == 1, "dense t(X) X: every cell");
+    mb_release(x), mb_release(xd), mb_release(b), mb_release(c), mb_release(bn);
+}
+
 /* gpu_price_*: the work of what runs over a CSR operand (its entries
  * where the kernel visits only those) against a dense one's cells */
 static void test_csr_price(void)
@@ -557,6 +687,15 @@ static void test_csr_price(void)
     gpu_price_unary(OP_EXP, x, &p);
     T_CHECK(p.flops > n * op_info[OP_EXP].cost && near(p.flops * p.hscale, n * op_info[OP_EXP].cost) &&
                 p.out == n * 8, "exp over CSR: every cell, the lookups on the device side only");
+    /* a cursor per segment of GPU_CSR_SEG cells: a step per cell and
+     * one binary search (1 + log2(entries per row + 1) probes) per
+     * segment, not per cell */
+    gpu_price_unary(OP_EXP, x, &p);
+    double probes = 1 + ceil(log2(nz / 200 + 1));
+    T_CHECK(near(p.flops, n * (op_info[OP_EXP].cost + 1 + probes / 32)), "exp over CSR: a cursor, %g", p.flops);
+    gpu_price_binary(OP_PLUS, x, x, &p);
+    T_CHECK(near(p.flops, n * (op_info[OP_PLUS].cost + 2 + 2 * probes / 32)), "X + X over CSR: two cursors, %g",
+            p.flops);
     gpu_price_unary(OP_EXP, d, &p);
     T_CHECK(p.flops == n * op_info[OP_EXP].cost && p.hscale == 1, "exp over dense: its cells");
     gpu_price_ms(OP_MULT, x, 3, false, &p);
@@ -1100,6 +1239,8 @@ int main(void)
     test_csr_lazy();
     test_csr_direct();
     test_csr_price();
+    test_csr_mm();
+    test_csr_mm_price();
     test_cla_decompress();
     test_no_device();
     test_profile_cli();

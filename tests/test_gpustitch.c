@@ -100,16 +100,19 @@ static void run_case(const Case *c, int64_t rows, int64_t cols, bool sparse)
             c->name, (long long)rows, (long long)cols, sparse ? " sparse" : "", (long long)st.stitched, c->regions);
     T_CHECK(st.stitch_launches == st.stitched, "%s: %lld launches for %lld stitched runs", c->name,
             (long long)st.stitch_launches, (long long)st.stitched);
-    /* codegen on: the regions are taken first, so no fused operator is
-     * left to run on the CPU, and the results are the same */
+    /* codegen on: the regions are taken first (a full aggregate of
+     * elementwise work alone is left to codegen's Cell operator, which
+     * runs on the device), so no fused operator is left to run on the
+     * CPU, and the results are the same */
     CgOptions on = {.enabled = true, .plancache = true, .policy = CG_COST_BASED};
     TRun cg;
+    gpu_stats_reset();
     t_run_dml(c->src, &on, 5, names, in, 1, outs, &cg);
     T_CHECK(cg.rc == 0, "%s: GPU run with codegen: %s", c->name, cg.err);
     if (!want.rc && !cg.rc && cg.out[0].kind == V_MATRIX)
         T_MB_EQ(cg.out[0].m, want.out[0].m, 1e-8, "%s with codegen: GPU vs CPU", c->name);
-    int64_t fused = cg.st.fused[0] + cg.st.fused[1] + cg.st.fused[2] + cg.st.fused[3];
-    T_CHECK(fused == 0, "%s: %lld codegen operators left on the CPU", c->name, (long long)fused);
+    GpuStats cs = gpu_stats();
+    T_CHECK(cs.fused_cpu == 0, "%s: %lld codegen operators left on the CPU", c->name, (long long)cs.fused_cpu);
     t_run_free(&cg);
     t_run_free(&want);
     t_run_free(&got);
@@ -494,45 +497,64 @@ static void test_worth_build(void)
     gpu_pool_clear();
 }
 
+/* -explain codegen under -gpu with codegen on (src's blocks, stitch
+ * pass on or off) into text, the launches into *launches */
+static void explain_run(const char *src, bool stitch, char *text, size_t cap, int64_t *launches)
+{
+    const char *outs[1] = {"S"};
+    CgOptions on = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .explain = tmpfile()};
+    T_CHECK(on.explain != NULL, "tmpfile");
+    text[0] = 0;
+    if (!on.explain) return;
+    gpu_configure(GPU_FORCE, -1, 0);
+    gpu_set_stitch(stitch);
+    gpu_stats_reset();
+    TRun r;
+    t_run_dml(src, &on, 0, NULL, NULL, 1, outs, &r);
+    *launches = gpu_stats().launches;
+    T_CHECK(r.rc == 0, "explain run: %s", r.err);
+    rewind(on.explain);
+    size_t n = fread(text, 1, cap - 1, on.explain);
+    text[n] = 0;
+    fclose(on.explain);
+    t_run_free(&r);
+    gpu_set_stitch(true);
+}
+
 /* -explain codegen under -gpu with codegen on: a script that makes its
  * inputs with rand() in the block, whose work the stitch pass takes
  * before codegen's exploration, printed nothing (codegen fused nothing
  * and only printed DAGs with fused operators). The DAG's stitched
- * regions are its fusion decisions: they print as such. With the pass
- * off codegen fuses the same work, and no region prints. */
+ * regions are its fusion decisions: they print as such (softmax, a row
+ * aggregate in the middle). A full aggregate of elementwise work alone
+ * (sum(exp(X) * W)) is left to codegen's Cell FULL_AGG operator, which
+ * costs less than the region's row sums and the full aggregate over
+ * them (stitchpass.c left_to_codegen): the same operator and launches
+ * as with the pass off, no region (before: a region and more
+ * launches). */
 static void test_explain(void)
 {
+    char text[4096], off[4096];
+    int64_t l_on = 0, l_off = 0;
+    explain_run("X = rand(rows=60, cols=17, seed=3)\nE = exp(X - rowMaxs(X))\nS = E / rowSums(E)\n", true, text,
+                sizeof text, &l_on);
+    T_CHECK(strstr(text, "): 0 fused operators, 1 stitched region\n") != NULL,
+            "-explain codegen: the DAG's stitched region is its fusion decision:\n%s", text);
+    T_CHECK(strstr(text, "stitched region at hop") && strstr(text, "= row(max) N0") &&
+                strstr(text, "= u(exp) N2") && strstr(text, "= b(/) N3 N4  [out]"),
+            "-explain codegen: the region's nodes:\n%s", text);
     const char *src = "X = rand(rows=60, cols=17, seed=3)\nW = rand(rows=60, cols=17, seed=4)\n"
                       "s = sum(exp(X) * W)\nS = X * s\n";
-    const char *outs[1] = {"S"};
-    for (int stitch = 1; stitch >= 0; stitch--) {
-        CgOptions on = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .explain = tmpfile()};
-        T_CHECK(on.explain != NULL, "tmpfile");
-        if (!on.explain) return;
-        gpu_configure(GPU_FORCE, -1, 0);
-        gpu_set_stitch(stitch);
-        TRun r;
-        t_run_dml(src, &on, 0, NULL, NULL, 1, outs, &r);
-        T_CHECK(r.rc == 0, "explain run: %s", r.err);
-        char text[4096] = {0};
-        rewind(on.explain);
-        size_t n = fread(text, 1, sizeof text - 1, on.explain);
-        text[n] = 0;
-        fclose(on.explain);
-        if (stitch) {
-            T_CHECK(strstr(text, "): 0 fused operators, 1 stitched region\n") != NULL,
-                    "-explain codegen: the DAG's stitched region is its fusion decision:\n%s", text);
-            T_CHECK(strstr(text, "stitched region at hop") && strstr(text, "= u(exp) N0") &&
-                        strstr(text, "= row(sum) N3  [out]"),
-                    "-explain codegen: the region's nodes:\n%s", text);
-        } else {
-            T_CHECK(strstr(text, "CODEGEN DAG") && strstr(text, "): 1 fused operator,") &&
-                        !strstr(text, "stitched region"),
-                    "-explain codegen, the pass off: codegen's operator, no region:\n%s", text);
-        }
-        t_run_free(&r);
-    }
-    gpu_set_stitch(true);
+    explain_run(src, true, text, sizeof text, &l_on);
+    explain_run(src, false, off, sizeof off, &l_off);
+    T_CHECK(strstr(text, "CODEGEN DAG") && strstr(text, "CELL FULL_AGG") && !strstr(text, "stitched region"),
+            "-explain codegen, sum(exp(X) * W): codegen's Cell FULL_AGG, no region:\n%s", text);
+    T_CHECK(strstr(off, "CELL FULL_AGG") && !strstr(off, "stitched region"),
+            "-explain codegen, the pass off: codegen's operator, no region:\n%s", off);
+    T_CHECK(l_on == l_off && l_on > 0, "sum(exp(X) * W): %lld launches with the pass, %lld without", (long long)l_on,
+            (long long)l_off);
+    printf("launches sum(exp(X) * W) with codegen: stitch pass on %lld, off %lld\n", (long long)l_on,
+           (long long)l_off);
 }
 
 int main(void)
