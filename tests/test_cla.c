@@ -2070,9 +2070,13 @@ static void check_tl_joint(void)
     br_set_threads(0);
 }
 
-/* Multi-column products over many one-column DDC1 groups (more than a
- * chunk of DDC_FUSE = 16 summed per output row in registers, and the
- * constant-width scatters of t(X) %*% Y): widths 2 to 9, 1 and 2 threads. */
+/* Multi-column products over many one-column groups (more than a chunk
+ * of DDC_FUSE = 16 DDC1 groups summed per output row in registers, the
+ * constant-width gathers and scatters, past 8 columns chunks of 8 and a
+ * tail; the steps of rows by width): widths 2 to 9, 16 and 17, each group
+ * forced DDC1, DDC2, OLE and RLE, 1 and 2 threads; with them X %*% v,
+ * t(X) %*% y (runs of DDC2 groups) and t(X) %*% X over many groups
+ * (decompressed by blocks in fixed row ranges, the last one partial). */
 static void check_wide_products(void)
 {
     int64_t n = 2 * CLA_BLK + 77, m = 21;
@@ -2080,26 +2084,38 @@ static void check_wide_products(void)
     MB *x = mb_dense(n, m, &e);
     for (int64_t i = 0; i < n * m; i++) x->d[i] = (double)(int)(urand() * (3 + i % m)) - 1;
     mb_recount_nnz(x);
-    ClaPlanOpts o = cla_plan_defaults();
-    o.force = true;
-    o.cocode = false;
-    o.enc = CLA_DDC1;
-    MB *cx = cla_compress(x, &o, &e);
-    T_CHECK(cx && mb_is_cmb(cx) && cx->cmb->ngroups == m, "wide products: one group per column");
-    for (int th = 1; cx && th <= 2; th++) {
-        br_set_threads(th);
-        for (int64_t k = 2; k <= 9; k++) {
-            MB *B = rnd(m, k), *Y = rnd(n, k);
-            MB *r1 = cla_matmul_right(cx, B, &e), *q1 = k_matmul(x, B, &e);
-            MB *r2 = cla_matmul_tl(cx, Y, &e), *q2 = k_matmul_tl(x, Y, &e);
-            T_MB_EQ(r1, q1, RT, "wide products: X %%*%% B, k %lld th %d", (long long)k, th);
-            T_MB_EQ(r2, q2, RT, "wide products: t(X) %%*%% Y, k %lld th %d", (long long)k, th);
-            MB *ms[] = {B, Y, r1, q1, r2, q2};
-            for (size_t j = 0; j < sizeof ms / sizeof *ms; j++) mb_release(ms[j]);
+    const ClaEnc encs[] = {CLA_DDC1, CLA_DDC2, CLA_OLE, CLA_RLE};
+    const int64_t ks[] = {1, 2, 3, 4, 5, 8, 9, 16, 17};
+    for (size_t ei = 0; ei < sizeof encs / sizeof *encs; ei++) {
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        o.cocode = false;
+        o.enc = (int)encs[ei];
+        MB *cx = cla_compress(x, &o, &e);
+        const char *en = cla_enc_name(encs[ei]);
+        bool all = cx && mb_is_cmb(cx) && cx->cmb->ngroups == m;
+        for (int q = 0; all && q < m; q++) all = cx->cmb->groups[q]->enc == encs[ei];
+        T_CHECK(all, "wide products: one %s group per column", en);
+        for (int th = 1; cx && th <= 2; th++) {
+            br_set_threads(th);
+            for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+                int64_t k = ks[ki];
+                if (encs[ei] != CLA_DDC1 && k > 2 && k != 9 && k != 16 && k != 17) continue;
+                MB *B = rnd(m, k), *Y = rnd(n, k);
+                MB *r1 = cla_matmul_right(cx, B, &e), *q1 = k_matmul(x, B, &e);
+                MB *r2 = cla_matmul_tl(cx, Y, &e), *q2 = k_matmul_tl(x, Y, &e);
+                T_MB_EQ(r1, q1, RT, "wide products: %s X %%*%% B, k %lld th %d", en, (long long)k, th);
+                T_MB_EQ(r2, q2, RT, "wide products: %s t(X) %%*%% Y, k %lld th %d", en, (long long)k, th);
+                MB *ms[] = {B, Y, r1, q1, r2, q2};
+                for (size_t j = 0; j < sizeof ms / sizeof *ms; j++) mb_release(ms[j]);
+            }
+            MB *r3 = cla_tsmm(cx, &e), *q3 = k_tsmm(x, true, &e);
+            T_MB_EQ(r3, q3, RT, "wide products: %s t(X) %%*%% X th %d", en, th);
+            mb_release(r3), mb_release(q3);
         }
+        br_set_threads(0);
+        mb_release(cx);
     }
-    br_set_threads(0);
-    mb_release(cx);
     mb_release(x);
 }
 
@@ -3195,6 +3211,10 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "est")) {   /* the compile-time estimate alone */
         check_est_file();
         check_compile_est();
+        return t_done("test_cla");
+    }
+    if (argc > 1 && !strcmp(argv[1], "wide")) {   /* multi-column products and tsmm by blocks alone */
+        check_wide_products();
         return t_done("test_cla");
     }
     if (argc > 1 && !strcmp(argv[1], "sparse-rows")) {   /* the row-wise sparse coder alone */
