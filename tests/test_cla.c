@@ -3192,6 +3192,71 @@ static void check_unc_split(void)
     rng = saved;
 }
 
+/* Sparse columns of many distinct values priced beside one shared CSR
+ * group (kernels/cla.c csr_share): 4 random columns with 20% non-zeros
+ * (4000 distinct values each: DDC2 alone) beside 4 columns of 10% ones,
+ * x dense and sparse: the random columns leave compression for one UNC
+ * group stored CSR, smaller than the columns compressed alone; at 5%
+ * non-zeros (OLE alone is smaller than a share of CSR) they stay
+ * compressed. Every compressed operation over the result against the
+ * uncompressed reference (check_ops). The generator's state is restored
+ * after. */
+static void check_csr_share(void)
+{
+    uint64_t saved = rng;
+    const double nzs[] = {0.2, 0.05};
+    for (int si = 0; si < 2; si++)
+        for (int sp = 0; sp < 2; sp++) {
+            int64_t n = 20000, m = 8;
+            BrErr e = {0};
+            MB *x = mb_dense(n, m, &e);
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t j = 0; j < m; j++)
+                    x->d[i * m + j] = j < 4 ? (urand() < nzs[si] ? 1 + urand() * 1000 : 0) : urand() < 0.1;
+            mb_recount_nnz(x);
+            if (sp) {
+                MB *t = mb_to_sparse(x, &e);
+                mb_release(x);
+                x = t;
+            }
+            char what[64];
+            snprintf(what, sizeof what, "csr share %g%% %s", nzs[si] * 100, sp ? "sparse" : "dense");
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = true;
+            MB *cx = cla_compress(x, &o, &e);
+            int nunc = 0;
+            bool csr = false, cols = false;
+            double unc_bytes = 0;
+            for (int g = 0; cx && mb_is_cmb(cx) && g < cx->cmb->ngroups; g++) {
+                const ClaGroup *gr = cx->cmb->groups[g];
+                if (gr->enc != CLA_UNC) continue;
+                nunc++;
+                csr = gr->unc->sparse;
+                cols = gr->ncols == 4;
+                for (int j = 0; j < gr->ncols; j++) cols &= gr->cols[j] == j;
+                unc_bytes = (double)mb_bytes(gr->unc);
+            }
+            if (si == 0) {
+                double alone = 0;
+                for (int64_t j = 0; j < 4; j++) {
+                    MB *c1 = k_slice(x, 0, n, j, j + 1, &e), *k1 = c1 ? cla_compress(c1, &o, &e) : NULL;
+                    alone += k1 ? (double)mb_bytes(k1) : 0;
+                    mb_release(c1), mb_release(k1);
+                }
+                T_CHECK(cx && nunc == 1 && csr && cols, "%s: the 4 random columns one CSR group (%d UNC groups)", what,
+                        nunc);
+                T_CHECK(nunc == 1 && unc_bytes < alone, "%s: CSR group %.0f bytes < compressed alone %.0f", what,
+                        unc_bytes, alone);
+            } else {
+                T_CHECK(cx && mb_is_cmb(cx) && nunc == 0, "%s: the columns stay compressed (%d UNC groups)", what, nunc);
+            }
+            if (cx && mb_is_cmb(cx)) check_ops(what, x, cx);
+            mb_release(cx);
+            mb_release(x);
+        }
+    rng = saved;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "crowded")) {
@@ -3206,6 +3271,7 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && !strcmp(argv[1], "unc")) {   /* uncompressed columns of different sparsity alone */
         check_unc_split();
+        check_csr_share();
         return t_done("test_cla");
     }
     if (argc > 1 && !strcmp(argv[1], "est")) {   /* the compile-time estimate alone */
@@ -3235,6 +3301,7 @@ int main(int argc, char **argv)
     };
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) run_spec(&specs[k], (int)k);
     check_unc_split();
+    check_csr_share();
     check_cell_wide();
     check_tl_joint();
     check_row_tq_overflow();
