@@ -3194,7 +3194,7 @@ static void check_unc_split(void)
 
 /* Sparse columns of many distinct values priced beside one shared CSR
  * group (kernels/cla.c csr_share): 4 random columns with 20% non-zeros
- * (4000 distinct values each: DDC2 alone) beside 4 columns of 10% ones,
+ * (2000 distinct values each: DDC2 alone) beside 4 columns of 10% ones,
  * x dense and sparse: the random columns leave compression for one UNC
  * group stored CSR, smaller than the columns compressed alone; at 5%
  * non-zeros (OLE alone is smaller than a share of CSR) they stay
@@ -3207,7 +3207,7 @@ static void check_csr_share(void)
     const double nzs[] = {0.2, 0.05};
     for (int si = 0; si < 2; si++)
         for (int sp = 0; sp < 2; sp++) {
-            int64_t n = 20000, m = 8;
+            int64_t n = 10000, m = 8;
             BrErr e = {0};
             MB *x = mb_dense(n, m, &e);
             for (int64_t i = 0; i < n; i++)
