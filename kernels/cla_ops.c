@@ -87,14 +87,6 @@ static MB *rows_of(const ClaGroup *g, const MB *b, BrErr *e)
     return r;
 }
 
-/* DDC with one column of results: the codes read straight from the
- * index (no copy). o[i] += p[code of row lo + i]. */
-static void ddc_gather(const ClaGroup *g, int64_t lo, int64_t n, const double *p, double *o)
-{
-    if (g->enc == CLA_DDC1) leaf()->gather(g->ix->c1 + lo, NULL, n, p, 1, o);
-    else leaf()->gather(NULL, g->ix->c2 + lo, n, p, 1, o);
-}
-
 /* A[c[i]] += v[i] for i < n, with nd (<= 256) table entries: four
  * partial tables by row modulo 4, added to A at the end (a run of one
  * code otherwise makes each add wait on the store of the one before).
@@ -139,38 +131,43 @@ static void ddc_add(const ClaGroup *g, int64_t lo, int64_t n, const double *p, i
     else leaf()->gather(NULL, g->ix->c2 + lo, n, p, k, o);
 }
 
-/* Consecutive DDC1 groups q.. (at most 4) with one column of results:
- * o[i] takes each group's p[code] in group order (the sums of one pass
- * per group, so the same values), but o is read and written once for all
- * of them: with one group per column, a pass per group was bound by the
- * loads and stores of o. Returns the groups done. */
-static int ddc1_gather_run(const struct CMB *c, double **pre, int q, int64_t lo, int64_t n, double *o)
-{
-    const uint8_t *cd[4];
-    const double *p[4];
-    int m = 0;
-    for (; m < 4 && q + m < c->ngroups && pre[q + m] && c->groups[q + m]->enc == CLA_DDC1; m++) {
-        cd[m] = c->groups[q + m]->ix->c1 + lo;
-        p[m] = pre[q + m];
+/* Consecutive DDC groups q.. of one code width (at most 4) with one
+ * column of results: o[i] takes each group's p[code] in group order (the
+ * sums of one pass per group, so the same values), but o is read and
+ * written once for all of them: with one group per column, a pass per
+ * group was bound by the loads and stores of o (DDC2 too: X %*% v over
+ * 16 DDC2 columns ran at 0.67 of BLAS). Returns the groups done. */
+#define DDC_GATHER_RUN(NAME, ENC, C, F)                                                      \
+    static int NAME(const struct CMB *c, double **pre, int q, int64_t lo, int64_t n, double *o) \
+    {                                                                                        \
+        const C *cd[4];                                                                      \
+        const double *p[4];                                                                  \
+        int m = 0;                                                                           \
+        for (; m < 4 && q + m < c->ngroups && pre[q + m] && c->groups[q + m]->enc == ENC; m++) { \
+            cd[m] = c->groups[q + m]->ix->F + lo;                                            \
+            p[m] = pre[q + m];                                                               \
+        }                                                                                    \
+        switch (m) {                                                                         \
+        case 4:                                                                              \
+            for (int64_t i = 0; i < n; i++)                                                  \
+                o[i] = o[i] + p[0][cd[0][i]] + p[1][cd[1][i]] + p[2][cd[2][i]] + p[3][cd[3][i]]; \
+            break;                                                                           \
+        case 3:                                                                              \
+            for (int64_t i = 0; i < n; i++) o[i] = o[i] + p[0][cd[0][i]] + p[1][cd[1][i]] + p[2][cd[2][i]]; \
+            break;                                                                           \
+        case 2:                                                                              \
+            for (int64_t i = 0; i < n; i++) o[i] = o[i] + p[0][cd[0][i]] + p[1][cd[1][i]];   \
+            break;                                                                           \
+        default:                                                                             \
+            for (int64_t i = 0; i < n; i++) o[i] += p[0][cd[0][i]];                          \
+            break;                                                                           \
+        }                                                                                    \
+        return m;                                                                            \
     }
-    switch (m) {
-    case 4:
-        for (int64_t i = 0; i < n; i++) o[i] = o[i] + p[0][cd[0][i]] + p[1][cd[1][i]] + p[2][cd[2][i]] + p[3][cd[3][i]];
-        break;
-    case 3:
-        for (int64_t i = 0; i < n; i++) o[i] = o[i] + p[0][cd[0][i]] + p[1][cd[1][i]] + p[2][cd[2][i]];
-        break;
-    case 2:
-        for (int64_t i = 0; i < n; i++) o[i] = o[i] + p[0][cd[0][i]] + p[1][cd[1][i]];
-        break;
-    default:
-        for (int64_t i = 0; i < n; i++) o[i] += p[0][cd[0][i]];
-        break;
-    }
-    return m;
-}
+DDC_GATHER_RUN(ddc1_gather_run, CLA_DDC1, uint8_t, c1)
+DDC_GATHER_RUN(ddc2_gather_run, CLA_DDC2, uint16_t, c2)
 
-/* k (2 to 8) columns of results over the DDC1 groups with results
+/* k (2 or more) columns of results over the DDC1 groups with results
  * (pre[q]): each output row summed over the groups in registers and
  * stored once (a pass per group loaded and stored the block's rows once
  * per group: X %*% B ran at 0.4 of the dense kernel's speed). Groups in
@@ -182,7 +179,7 @@ static bool ddc1_fused(const struct CMB *c, double **pre, int64_t lo, int64_t n,
 {
     int tot = 0;
     for (int q = 0; q < c->ngroups; q++) tot += fusable_ddc1(c->groups[q], pre[q]);
-    if (k < 2 || k > 8 || tot < 2) return false;
+    if (k < 2 || tot < 2) return false;
     const uint8_t *cd[DDC_FUSE];
     const double *P[DDC_FUSE];
     int m = 0;
@@ -213,8 +210,8 @@ static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo
             cla_iter_skip(&its[q], n);
             continue;
         }
-        if (k == 1 && g->enc == CLA_DDC1) {
-            int m = ddc1_gather_run(c, pre, q, lo, n, ob);
+        if (k == 1 && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2)) {
+            int m = g->enc == CLA_DDC1 ? ddc1_gather_run(c, pre, q, lo, n, ob) : ddc2_gather_run(c, pre, q, lo, n, ob);
             for (int r = 0; r < m; r++) cla_iter_skip(&its[q + r], n);
             q += m - 1;
             continue;
@@ -228,9 +225,8 @@ static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo
             cla_iter_skip(&its[q], n);
             continue;
         }
-        if (g->enc == CLA_DDC1 || g->enc == CLA_DDC2) {
-            if (k == 1) ddc_gather(g, lo, n, p, ob);
-            else ddc_add(g, lo, n, p, k, ob);
+        if (g->enc == CLA_DDC1 || g->enc == CLA_DDC2) {   /* (k > 1: one column runs above) */
+            ddc_add(g, lo, n, p, k, ob);
             cla_iter_skip(&its[q], n);
             continue;
         }
@@ -279,6 +275,15 @@ static MB *product_done(MB *r, bool ok, BrErr *e)
 
 static bool rowwise(const MB *x, double **pre, int64_t k, double *out);
 
+/* Rows per step of the row-wise and blocked column-wise products with k
+ * result columns: a step's rows of results (or of b) stay about 64 KB,
+ * in L2 while every group passes over them (at k = 16 CLA_BLK rows were
+ * 256 KB, and each group's pass went to memory). Per cell the adds keep
+ * their order (groups in order; tuple sums by rows in order), so the
+ * step does not change the bits; k <= 2 (where the one-column paths sum
+ * partially per step) keeps CLA_BLK. */
+static int64_t step_rows(int64_t k) { return k <= 2 ? CLA_BLK : BR_MAX(256, BR_MIN(CLA_BLK, 8192 / k)); }
+
 MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
 {
     if (dim_err(x->cols != b0->rows, false, x, b0, e)) return NULL;
@@ -288,14 +293,23 @@ MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
     if (!b) return NULL;
     const struct CMB *c = C(x);
     int64_t k = b->cols;
-    MB *r = mb_dense(x->rows, k, e);
+    /* r: the first dense product of a UNC group taken as it is (before,
+     * a zeroed block took it by one more pass: X %*% B over a UNC group
+     * ran at 0.6-0.75 of BLAS), else zeros */
+    MB *r = NULL;
     double **pre = br_calloc((size_t)c->ngroups + 1, sizeof(double *));
-    bool ok = r && pre;
+    bool ok = pre != NULL;
     for (int q = 0; ok && q < c->ngroups; q++) {
         const ClaGroup *g = c->groups[q];
         if (g->enc == CLA_UNC) {
             MB *bs = rows_of(g, b, e), *p = bs ? k_matmul(g->unc, bs, e) : NULL;
-            if (p && !p->sparse) {
+            if (p && !p->sparse && !r) {
+                r = p;
+                p = NULL;
+                mb_values_changed(r);   /* (the other groups add into it) */
+            } else if (p && !r && !(r = mb_dense(x->rows, k, e))) {
+                ok = false;
+            } else if (p && !p->sparse) {
                 for (int64_t i = 0; i < x->rows * k; i++) r->d[i] += p->d[i];
             } else if (p) {
                 for (int64_t i = 0; i < p->rows; i++)
@@ -307,6 +321,7 @@ MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
             ok = (pre[q] = pre_mult(g, b)) != NULL;
         }
     }
+    if (ok && !r && !(r = mb_dense(x->rows, k, e))) ok = false;
     if (ok) ok = rowwise(x, pre, k, r->d);
     if (ok) ok = cla_ieee_right(x, b, r->d);   /* 0 * Inf, 0 * NaN: unlisted rows, skipped zeros */
     free_pre(pre, c->ngroups);
@@ -614,8 +629,9 @@ static bool tl_blocked(const MB *x, const MB *b, double *out)
             if (g->enc != CLA_UNC && g->enc != CLA_EMPTY && !bundled[q] && !cla_iter_init(&its[q], g, a)) mine = false;
         }
         double *Ap = A + pi * tot;
-        for (int64_t lo = a; mine && lo < z; lo += CLA_BLK) {
-            int64_t len = BR_MIN(CLA_BLK, z - lo);
+        const int64_t st = step_rows(k);
+        for (int64_t lo = a; mine && lo < z; lo += st) {
+            int64_t len = BR_MIN(st, z - lo);
             for (int j = 0; j < nbd; j++) {
                 joint_codes(c, &bs[j], lo, len, jc);
                 joint_scatter(jc, len, b->d + lo * k, k, bs[j].jd, Ap + bs[j].off);
@@ -902,8 +918,9 @@ static bool rowwise(const MB *x, double **pre0, int64_t k, double *out)
 #pragma omp atomic write
             ok = false;
         }
-        for (int64_t lo = a; mine && lo < b; lo += CLA_BLK) {
-            int64_t len = b - lo < CLA_BLK ? b - lo : CLA_BLK;
+        const int64_t st = step_rows(k);
+        for (int64_t lo = a; mine && lo < b; lo += st) {
+            int64_t len = b - lo < st ? b - lo : st;
             bundle_gather(c, &rb, lo, len, k, jc, out + lo * k);
             add_rows(c, its, pre, lo, len, k, codes, out + lo * k);
         }
@@ -1501,23 +1518,87 @@ static bool tsmm_self(const ClaGroup *g, double *r, int64_t m, BrErr *e)
 }
 
 /* t(x) %*% x over decompressed row blocks (many small groups: the pairs
- * of groups would cost more than the products). */
-static MB *tsmm_blocks(const MB *x, BrErr *e)
+ * of groups would cost more than the products). A dense finite x: TL_PARTS
+ * fixed row ranges in parallel (the same bits for every thread count),
+ * each read through its own ClaRows by blocks of about 64K cells (512 KB)
+ * into one buffer, which stays in L2 from the decompression to the
+ * product, the blocks' products summed per range, the ranges' in order.
+ * Before, blocks of 4M cells (32 MB) went to memory and back, each a
+ * fresh mapping whose pages the kernel cleared, and each counted its
+ * non-zeros: tsmm ran at 0.37 of the dense kernel's speed on an
+ * Airline-like 500000 x 16 block (bench/bench_cla_mix.c). The buffer's
+ * non-zero count is the block's share of x's (the dense kernel reads it
+ * only to skip an empty block; x is dense, so the share is not 0; an
+ * exact count cost a third of the time) and it is finite as x is.
+ * Otherwise (sparse or non-finite x) blocks of about 4M cells
+ * decompressed whole (sparse blocks; the NaN marking's scan). */
+static bool tsmm_range(const MB *x, int64_t a, int64_t z, int64_t step, double *out, BrErr *e)
 {
-    /* blocks of about 4M cells: few parallel regions between the BLAS
-     * calls (OpenMP threads spinning after a region compete with BLAS's) */
-    int64_t m = x->cols, step = (((int64_t)1 << 22) / (m ? m : 1) / CLA_BLK + 1) * CLA_BLK;
-    MB *r = mb_dense(m, m, e);
-    for (int64_t lo = 0; r && lo < x->rows; lo += step) {
-        int64_t hi = x->rows - lo < step ? x->rows : lo + step;
-        MB *d = cmb_decompress_rows(x, lo, hi, e), *p = d ? k_tsmm(d, true, e) : NULL;
+    int64_t m = x->cols;
+    MB *buf = mb_dense_uninit(BR_MIN(step, z - a), m, e);
+    ClaRows *rd = buf ? cla_rows_open(x, a) : NULL;
+    bool ok = rd != NULL;
+    for (int64_t lo = a; ok && lo < z; lo += step) {
+        int64_t len = BR_MIN(step, z - lo);
+        MB *d = len == buf->rows ? mb_retain(buf) : mb_dense_uninit(len, m, e);
+        if (d) {
+            cla_rows_read(rd, len, d->d);
+            d->nnz = BR_MAX(1, (int64_t)((double)x->nnz * (double)len / (double)x->rows));
+            mb_fin_set(d, false);
+        }
+        MB *p = d ? k_tsmm(d, true, e) : NULL;
         mb_release(d);
-        if (!p) { mb_release(r); return NULL; }
-        if (p->sparse) mb_make_dense(p, e);
-        for (int64_t i = 0; i < m * m && !p->sparse; i++) r->d[i] += p->d[i];
+        if (p && p->sparse && mb_make_dense(p, e)) mb_release(p), p = NULL;
+        if (!(ok = p != NULL)) break;
+        for (int64_t i = 0; i < m * m; i++) out[i] += p->d[i];
         mb_release(p);
     }
+    if (rd) cla_rows_close(rd);
+    else if (buf && !e->code) br_err(e, BR_ENOMEM, "out of memory");
+    mb_release(buf);
+    return ok;
+}
+
+static MB *tsmm_blocks(const MB *x, BrErr *e)
+{
+    int64_t m = x->cols, n = x->rows;
+    MB *r = mb_dense(m, m, e);
     if (!r) return NULL;
+    bool ok = true;
+    if (!mb_should_be_sparse(n, m, x->nnz) && !mb_has_nonfinite(x)) {
+        int64_t step = BR_MAX(256, ((int64_t)1 << 16) / (m ? m : 1));
+        int64_t np = BR_MAX(1, BR_MIN(TL_PARTS, (n + step - 1) / step));
+        double *P = br_calloc((size_t)(np * m * m) + 1, sizeof(double));
+        ok = P != NULL;
+        if (!ok) br_err(e, BR_ENOMEM, "out of memory");
+        const bool par = ok && np > 1 && br_par((double)(n * m));
+#pragma omp parallel for num_threads(br_threads()) if (par) schedule(dynamic, 1)
+        for (int64_t pi = 0; pi < np; pi++) {
+            BrErr le = {0};
+            if (ok && !tsmm_range(x, n * pi / np, n * (pi + 1) / np, step, P + pi * m * m, &le)) {
+#pragma omp critical(cla_err)
+                {
+                    if (ok) *e = le;
+                    ok = false;
+                }
+            }
+        }
+        for (int64_t pi = 0; ok && pi < np; pi++)
+            for (int64_t i = 0; i < m * m; i++) r->d[i] += P[pi * m * m + i];
+        free(P);
+    } else {
+        int64_t step = (((int64_t)1 << 22) / (m ? m : 1) / CLA_BLK + 1) * CLA_BLK;
+        for (int64_t lo = 0; ok && lo < n; lo += step) {
+            int64_t hi = n - lo < step ? n : lo + step;
+            MB *d = cmb_decompress_rows(x, lo, hi, e), *p = d ? k_tsmm(d, true, e) : NULL;
+            mb_release(d);
+            if (p && p->sparse && mb_make_dense(p, e)) mb_release(p), p = NULL;
+            if (!(ok = p != NULL)) break;
+            for (int64_t i = 0; i < m * m; i++) r->d[i] += p->d[i];
+            mb_release(p);
+        }
+    }
+    if (!ok) { mb_release(r); return NULL; }
     mb_recount_nnz(r);
     return mb_finish(r, e);
 }

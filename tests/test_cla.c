@@ -2070,9 +2070,13 @@ static void check_tl_joint(void)
     br_set_threads(0);
 }
 
-/* Multi-column products over many one-column DDC1 groups (more than a
- * chunk of DDC_FUSE = 16 summed per output row in registers, and the
- * constant-width scatters of t(X) %*% Y): widths 2 to 9, 1 and 2 threads. */
+/* Multi-column products over many one-column groups (more than a chunk
+ * of DDC_FUSE = 16 DDC1 groups summed per output row in registers, the
+ * constant-width gathers and scatters, past 8 columns chunks of 8 and a
+ * tail; the steps of rows by width): widths 2 to 9, 16 and 17, each group
+ * forced DDC1, DDC2, OLE and RLE, 1 and 2 threads; with them X %*% v,
+ * t(X) %*% y (runs of DDC2 groups) and t(X) %*% X over many groups
+ * (decompressed by blocks in fixed row ranges, the last one partial). */
 static void check_wide_products(void)
 {
     int64_t n = 2 * CLA_BLK + 77, m = 21;
@@ -2080,26 +2084,38 @@ static void check_wide_products(void)
     MB *x = mb_dense(n, m, &e);
     for (int64_t i = 0; i < n * m; i++) x->d[i] = (double)(int)(urand() * (3 + i % m)) - 1;
     mb_recount_nnz(x);
-    ClaPlanOpts o = cla_plan_defaults();
-    o.force = true;
-    o.cocode = false;
-    o.enc = CLA_DDC1;
-    MB *cx = cla_compress(x, &o, &e);
-    T_CHECK(cx && mb_is_cmb(cx) && cx->cmb->ngroups == m, "wide products: one group per column");
-    for (int th = 1; cx && th <= 2; th++) {
-        br_set_threads(th);
-        for (int64_t k = 2; k <= 9; k++) {
-            MB *B = rnd(m, k), *Y = rnd(n, k);
-            MB *r1 = cla_matmul_right(cx, B, &e), *q1 = k_matmul(x, B, &e);
-            MB *r2 = cla_matmul_tl(cx, Y, &e), *q2 = k_matmul_tl(x, Y, &e);
-            T_MB_EQ(r1, q1, RT, "wide products: X %%*%% B, k %lld th %d", (long long)k, th);
-            T_MB_EQ(r2, q2, RT, "wide products: t(X) %%*%% Y, k %lld th %d", (long long)k, th);
-            MB *ms[] = {B, Y, r1, q1, r2, q2};
-            for (size_t j = 0; j < sizeof ms / sizeof *ms; j++) mb_release(ms[j]);
+    const ClaEnc encs[] = {CLA_DDC1, CLA_DDC2, CLA_OLE, CLA_RLE};
+    const int64_t ks[] = {1, 2, 3, 4, 5, 8, 9, 16, 17};
+    for (size_t ei = 0; ei < sizeof encs / sizeof *encs; ei++) {
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        o.cocode = false;
+        o.enc = (int)encs[ei];
+        MB *cx = cla_compress(x, &o, &e);
+        const char *en = cla_enc_name(encs[ei]);
+        bool all = cx && mb_is_cmb(cx) && cx->cmb->ngroups == m;
+        for (int q = 0; all && q < m; q++) all = cx->cmb->groups[q]->enc == encs[ei];
+        T_CHECK(all, "wide products: one %s group per column", en);
+        for (int th = 1; cx && th <= 2; th++) {
+            br_set_threads(th);
+            for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+                int64_t k = ks[ki];
+                if (encs[ei] != CLA_DDC1 && k > 2 && k != 9 && k != 16 && k != 17) continue;
+                MB *B = rnd(m, k), *Y = rnd(n, k);
+                MB *r1 = cla_matmul_right(cx, B, &e), *q1 = k_matmul(x, B, &e);
+                MB *r2 = cla_matmul_tl(cx, Y, &e), *q2 = k_matmul_tl(x, Y, &e);
+                T_MB_EQ(r1, q1, RT, "wide products: %s X %%*%% B, k %lld th %d", en, (long long)k, th);
+                T_MB_EQ(r2, q2, RT, "wide products: %s t(X) %%*%% Y, k %lld th %d", en, (long long)k, th);
+                MB *ms[] = {B, Y, r1, q1, r2, q2};
+                for (size_t j = 0; j < sizeof ms / sizeof *ms; j++) mb_release(ms[j]);
+            }
+            MB *r3 = cla_tsmm(cx, &e), *q3 = k_tsmm(x, true, &e);
+            T_MB_EQ(r3, q3, RT, "wide products: %s t(X) %%*%% X th %d", en, th);
+            mb_release(r3), mb_release(q3);
         }
+        br_set_threads(0);
+        mb_release(cx);
     }
-    br_set_threads(0);
-    mb_release(cx);
     mb_release(x);
 }
 
@@ -3176,6 +3192,71 @@ static void check_unc_split(void)
     rng = saved;
 }
 
+/* Sparse columns of many distinct values priced beside one shared CSR
+ * group (kernels/cla.c csr_share): 4 random columns with 20% non-zeros
+ * (2000 distinct values each: DDC2 alone) beside 4 columns of 10% ones,
+ * x dense and sparse: the random columns leave compression for one UNC
+ * group stored CSR, smaller than the columns compressed alone; at 5%
+ * non-zeros (OLE alone is smaller than a share of CSR) they stay
+ * compressed. Every compressed operation over the result against the
+ * uncompressed reference (check_ops). The generator's state is restored
+ * after. */
+static void check_csr_share(void)
+{
+    uint64_t saved = rng;
+    const double nzs[] = {0.2, 0.05};
+    for (int si = 0; si < 2; si++)
+        for (int sp = 0; sp < 2; sp++) {
+            int64_t n = 10000, m = 8;
+            BrErr e = {0};
+            MB *x = mb_dense(n, m, &e);
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t j = 0; j < m; j++)
+                    x->d[i * m + j] = j < 4 ? (urand() < nzs[si] ? 1 + urand() * 1000 : 0) : urand() < 0.1;
+            mb_recount_nnz(x);
+            if (sp) {
+                MB *t = mb_to_sparse(x, &e);
+                mb_release(x);
+                x = t;
+            }
+            char what[64];
+            snprintf(what, sizeof what, "csr share %g%% %s", nzs[si] * 100, sp ? "sparse" : "dense");
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = true;
+            MB *cx = cla_compress(x, &o, &e);
+            int nunc = 0;
+            bool csr = false, cols = false;
+            double unc_bytes = 0;
+            for (int g = 0; cx && mb_is_cmb(cx) && g < cx->cmb->ngroups; g++) {
+                const ClaGroup *gr = cx->cmb->groups[g];
+                if (gr->enc != CLA_UNC) continue;
+                nunc++;
+                csr = gr->unc->sparse;
+                cols = gr->ncols == 4;
+                for (int j = 0; j < gr->ncols; j++) cols &= gr->cols[j] == j;
+                unc_bytes = (double)mb_bytes(gr->unc);
+            }
+            if (si == 0) {
+                double alone = 0;
+                for (int64_t j = 0; j < 4; j++) {
+                    MB *c1 = k_slice(x, 0, n, j, j + 1, &e), *k1 = c1 ? cla_compress(c1, &o, &e) : NULL;
+                    alone += k1 ? (double)mb_bytes(k1) : 0;
+                    mb_release(c1), mb_release(k1);
+                }
+                T_CHECK(cx && nunc == 1 && csr && cols, "%s: the 4 random columns one CSR group (%d UNC groups)", what,
+                        nunc);
+                T_CHECK(nunc == 1 && unc_bytes < alone, "%s: CSR group %.0f bytes < compressed alone %.0f", what,
+                        unc_bytes, alone);
+            } else {
+                T_CHECK(cx && mb_is_cmb(cx) && nunc == 0, "%s: the columns stay compressed (%d UNC groups)", what, nunc);
+            }
+            if (cx && mb_is_cmb(cx)) check_ops(what, x, cx);
+            mb_release(cx);
+            mb_release(x);
+        }
+    rng = saved;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "crowded")) {
@@ -3190,11 +3271,16 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && !strcmp(argv[1], "unc")) {   /* uncompressed columns of different sparsity alone */
         check_unc_split();
+        check_csr_share();
         return t_done("test_cla");
     }
     if (argc > 1 && !strcmp(argv[1], "est")) {   /* the compile-time estimate alone */
         check_est_file();
         check_compile_est();
+        return t_done("test_cla");
+    }
+    if (argc > 1 && !strcmp(argv[1], "wide")) {   /* multi-column products and tsmm by blocks alone */
+        check_wide_products();
         return t_done("test_cla");
     }
     if (argc > 1 && !strcmp(argv[1], "sparse-rows")) {   /* the row-wise sparse coder alone */
@@ -3215,6 +3301,7 @@ int main(int argc, char **argv)
     };
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) run_spec(&specs[k], (int)k);
     check_unc_split();
+    check_csr_share();
     check_cell_wide();
     check_tl_joint();
     check_row_tq_overflow();
