@@ -612,6 +612,75 @@ static void test_row_blk(bool quick)
             }
 }
 
+/* Broadcasts written as outer products with ones (MLogreg's
+ * rowSums(Q) %*% matrix(1, rows=1, cols=K), rowMaxs(L) %*% ...), on
+ * either side of a cellwise operator: the dynamic rewrite makes them
+ * column-vector broadcasts, so MLogreg's Hessian-vector product is one
+ * Row operator (the row sum a scalar of the row) instead of two and a
+ * product. Row counts off and on the row block, column counts k + 1 and
+ * 37, dense with NaN/Inf, dense, sparse and empty X, each within 1e-12 of
+ * the unfused plan without rewrites (the outer product computed by the
+ * product kernel): the product for every width k = 1..17 under fuse_all
+ * (one Row operator for k >= 2, in the explain text), and with two more
+ * broadcasts (a row maximum subtracted, a row sum divided) under every
+ * policy for four widths. Each width is its own kernel (the blocked
+ * kernels are specialized on k): the sweep compiles one a width. */
+static void test_row_bcast(bool quick)
+{
+    static const int kq[] = {1, 4, 5, 16}, ks[] = {1, 2, 4, 17};
+    int nk = T_SAN ? 4 : quick ? 4 : 17;
+    const char *nm[] = {"X", "V", "P"};
+    const char *on[] = {"o1", "o2", "o3"};
+    enum { NI = 3, NO = 3 };
+    for (int q = 0; q < nk; q++)
+        for (int c = 0; c < 2; c++)
+            for (int s = 0; s < 4; s++) {
+                int64_t k = T_SAN ? ks[q] : quick ? kq[q] : q + 1, n = c == 0 ? k + 1 : 37;
+                int64_t m = s == 1 ? 64 : s == 0 ? 131 : 23;
+                bool all = T_SAN || quick || k == 1 || k == 4 || k == 5 || k == 16;
+                char src[600];
+                snprintf(src, sizeof src,
+                         "Q = P * (X %%*%% V)\n"
+                         "o1 = t(X) %%*%% (Q - P * (rowSums(Q) %%*%% matrix(1, rows=1, cols=%lld)))\n"
+                         "L = X %%*%% V\n"
+                         "o2 = exp(L - rowMaxs(L) %%*%% matrix(1, rows=1, cols=%lld))\n"
+                         "o3 = (rowSums(Q) %%*%% matrix(1, rows=1, cols=%lld)) / (1 + abs(P))\n",
+                         (long long)k, (long long)k, (long long)k);
+                int no = all ? NO : 1;
+                MB *X = t_gen(m, n, s == 2 ? 0.1 : s == 3 ? 0 : 1, -1, 1, s >= 2);
+                if (s == 0) {
+                    X->d[5 * n + 1] = NAN;
+                    X->d[9 * n] = INFINITY;
+                    X->d[(m - 2) * n + n - 1] = -INFINITY;
+                }
+                mb_recount_nnz(X);
+                MB *ins[NI] = {X, t_gen(n, k, 1, -1, 1, false), t_gen(m, k, 1, 0, 1, false)};
+                char what[96];
+                snprintf(what, sizeof what, "row bcast %lldx%lld k %lld %s", (long long)m, (long long)n, (long long)k,
+                         s == 0 ? "dense nan/inf" : s == 1 ? "dense" : s == 2 ? "sparse" : "empty");
+                if (all) check_all(what, src, NI, nm, ins, NO, on, 1e-12, 0, NULL);
+                CgOptions off = {.enabled = false};
+                TRun ref, got;
+                t_run_dml_opt(src, &off, 0, NI, nm, ins, no, on, &ref);
+                t_run_dml(src, &t_pols[0].o, NI, nm, ins, no, on, &got);
+                T_CHECK(ref.rc == 0 && got.rc == 0, "%s: %s %s", what, ref.err, got.err);
+                if (ref.rc == 0 && got.rc == 0)
+                    for (int i = 0; i < no; i++)
+                        T_CHECK(val_eq(&got.out[i], &ref.out[i], 1e-12), "%s: output %s differs from the plan "
+                                "without rewrites", what, on[i]);
+                t_run_free(&ref);
+                t_run_free(&got);
+                if (s == 1 && k >= 2) {
+                    char *ex = explain_text(src, CG_FUSE_ALL, NI, nm, ins, 1, on);
+                    T_CHECK(count_str(ex, "CPlan ") == 1 && count_str(ex, "CPlan ROW COL_T_AGG") == 1 &&
+                                count_str(ex, "uar(sum)") == 1,
+                            "%s: the Hessian-vector product is not one Row operator\n%s", what, ex ? ex : "");
+                    free(ex);
+                }
+                for (int v = 0; v < NI; v++) mb_release(ins[v]);
+            }
+}
+
 /* Lagged Row loops (cgen_c.c emit_row_lagged): t(X) %*% q with q per row
  * from dot products and row sums of X and a scalar chain with exp, a
  * division or sqrt (the logistic-regression gradient, GLM Poisson's
@@ -1936,6 +2005,7 @@ int main(void)
         RUN(test_row_sparse, th == 2);
         RUN(test_row_blk, th == 2);
         RUN(test_row_lag, th == 2);
+        RUN(test_row_bcast, th == 2);
         RUN(test_row_rix, th == 2);
         RUN(test_cell_rix, th == 2);
         RUN(test_cell_narrow, th == 2);
