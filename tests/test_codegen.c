@@ -623,30 +623,33 @@ static void test_row_blk(bool quick)
  * product kernel): the product for every width k = 1..17 under fuse_all
  * (one Row operator for k >= 2, in the explain text), and with two more
  * broadcasts (a row maximum subtracted, a row sum divided) under every
- * policy for four widths. Each width is its own kernel (the blocked
- * kernels are specialized on k): the sweep compiles one a width. */
+ * policy for four widths; and MLogreg's gradient t(X) %*% (Y[, 1:k] -
+ * ...), a vector of a slice's length, on the blocked kernels of width k
+ * (explain text). Each width is its own kernel (the blocked kernels are
+ * specialized on k): the sweep compiles two a width. */
 static void test_row_bcast(bool quick)
 {
     static const int kq[] = {1, 4, 5, 16}, ks[] = {1, 2, 4, 17};
     int nk = T_SAN ? 4 : quick ? 4 : 17;
-    const char *nm[] = {"X", "V", "P"};
-    const char *on[] = {"o1", "o2", "o3"};
-    enum { NI = 3, NO = 3 };
+    const char *nm[] = {"X", "V", "P", "Y"};
+    const char *on[] = {"o1", "o4", "o2", "o3"};
+    enum { NI = 4, NO = 4 };
     for (int q = 0; q < nk; q++)
         for (int c = 0; c < 2; c++)
             for (int s = 0; s < 4; s++) {
                 int64_t k = T_SAN ? ks[q] : quick ? kq[q] : q + 1, n = c == 0 ? k + 1 : 37;
                 int64_t m = s == 1 ? 64 : s == 0 ? 131 : 23;
                 bool all = T_SAN || quick || k == 1 || k == 4 || k == 5 || k == 16;
-                char src[600];
+                char src[700];
                 snprintf(src, sizeof src,
                          "Q = P * (X %%*%% V)\n"
                          "o1 = t(X) %%*%% (Q - P * (rowSums(Q) %%*%% matrix(1, rows=1, cols=%lld)))\n"
+                         "o4 = t(X) %%*%% (Y[, 1:%lld] - Y[, 2:%lld] * P)\n"
                          "L = X %%*%% V\n"
                          "o2 = exp(L - rowMaxs(L) %%*%% matrix(1, rows=1, cols=%lld))\n"
                          "o3 = (rowSums(Q) %%*%% matrix(1, rows=1, cols=%lld)) / (1 + abs(P))\n",
-                         (long long)k, (long long)k, (long long)k);
-                int no = all ? NO : 1;
+                         (long long)k, (long long)k, (long long)k + 1, (long long)k, (long long)k);
+                int no = all ? NO : 2;
                 MB *X = t_gen(m, n, s == 2 ? 0.1 : s == 3 ? 0 : 1, -1, 1, s >= 2);
                 if (s == 0) {
                     X->d[5 * n + 1] = NAN;
@@ -654,7 +657,8 @@ static void test_row_bcast(bool quick)
                     X->d[(m - 2) * n + n - 1] = -INFINITY;
                 }
                 mb_recount_nnz(X);
-                MB *ins[NI] = {X, t_gen(n, k, 1, -1, 1, false), t_gen(m, k, 1, 0, 1, false)};
+                MB *ins[NI] = {X, t_gen(n, k, 1, -1, 1, false), t_gen(m, k, 1, 0, 1, false),
+                               t_gen(m, k + 1, 1, -1, 1, false)};
                 char what[96];
                 snprintf(what, sizeof what, "row bcast %lldx%lld k %lld %s", (long long)m, (long long)n, (long long)k,
                          s == 0 ? "dense nan/inf" : s == 1 ? "dense" : s == 2 ? "sparse" : "empty");
@@ -675,6 +679,12 @@ static void test_row_bcast(bool quick)
                     T_CHECK(count_str(ex, "CPlan ") == 1 && count_str(ex, "CPlan ROW COL_T_AGG") == 1 &&
                                 count_str(ex, "uar(sum)") == 1,
                             "%s: the Hessian-vector product is not one Row operator\n%s", what, ex ? ex : "");
+                    free(ex);
+                    /* the slices' width is the compiled one: the blocked kernel */
+                    ex = explain_text(src, CG_FUSE_ALL, NI, nm, ins, 1, on + 1);
+                    T_CHECK(count_str(ex, "rix([,lo:hi])") == 2 && (count_str(ex, "cg_bouter(ab") == 1) == (k <= 16),
+                            "%s: t(X) %%*%% (Y[, 1:k] - ...) %s\n%s", what, k <= 16 ? "not blocked" : "blocked",
+                            ex ? ex : "");
                     free(ex);
                 }
                 for (int v = 0; v < NI; v++) mb_release(ins[v]);
