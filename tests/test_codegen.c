@@ -557,6 +557,20 @@ static void test_row_sparse(bool quick)
         }
 }
 
+/* X (m x n) of the blocked-kernel tests by case s: dense with NaN and
+ * infinities (m > 9), dense, 10% sparse, empty. */
+static MB *blk_x(int64_t m, int64_t n, int s)
+{
+    MB *X = t_gen(m, n, s == 2 ? 0.1 : s == 3 ? 0 : 1, -1, 1, s >= 2);
+    if (s == 0) {
+        X->d[5 * n + 1] = NAN;
+        X->d[9 * n] = INFINITY;
+        X->d[(m - 2) * n + n - 1] = -INFINITY;
+    }
+    mb_recount_nnz(X);
+    return X;
+}
+
 /* The blocked dense Row kernels (register tiles of cg_bvm / cg_bouter)
  * for every width k = 1..17: t(X) %*% (X %*% V), t(X) %*% f(X %*% V) and
  * a NO_AGG product, over column counts just above k (one or two panels of
@@ -586,13 +600,7 @@ static void test_row_blk(bool quick)
                 if (big && (c > 0 || s > 0)) continue;
                 int64_t k = big ? 13 : T_SAN ? ks[q] : quick ? kq[q] : q + 1, n = c == 0 ? k + 1 : 37;
                 int64_t m = big ? 24011 : s == 1 ? 64 : s == 0 ? 131 : 23;
-                MB *X = t_gen(m, n, s == 2 ? 0.1 : s == 3 ? 0 : 1, -1, 1, s >= 2);
-                if (s == 0) {
-                    X->d[5 * n + 1] = NAN;
-                    X->d[9 * n] = INFINITY;
-                    X->d[(m - 2) * n + n - 1] = -INFINITY;
-                }
-                mb_recount_nnz(X);
+                MB *X = blk_x(m, n, s);
                 MB *ins[NI] = {X, mb_retain(X), mb_retain(X)};
                 for (int v = 3; v < 6; v++) ins[v] = t_gen(n, k, 1, -1, 1, false);
                 ins[6] = t_gen(m, 1, 1, 0, 1, false);
@@ -650,13 +658,7 @@ static void test_row_bcast(bool quick)
                          "o3 = (rowSums(Q) %%*%% matrix(1, rows=1, cols=%lld)) / (1 + abs(P))\n",
                          (long long)k, (long long)k, (long long)k + 1, (long long)k, (long long)k);
                 int no = all ? NO : 2;
-                MB *X = t_gen(m, n, s == 2 ? 0.1 : s == 3 ? 0 : 1, -1, 1, s >= 2);
-                if (s == 0) {
-                    X->d[5 * n + 1] = NAN;
-                    X->d[9 * n] = INFINITY;
-                    X->d[(m - 2) * n + n - 1] = -INFINITY;
-                }
-                mb_recount_nnz(X);
+                MB *X = blk_x(m, n, s);
                 MB *ins[NI] = {X, t_gen(n, k, 1, -1, 1, false), t_gen(m, k, 1, 0, 1, false),
                                t_gen(m, k + 1, 1, -1, 1, false)};
                 char what[96];
