@@ -527,6 +527,18 @@ static bool finish_outer(CPlan *p, int root)
 
 /* ---- signature ---- */
 
+/* The compile-time length of Row vectors of length L[vlen]: an input's
+ * columns, or a slice's width (a vector of a slice's length, as MLogreg's
+ * gradient t(X) %*% (P[, 1:K] - Y[, 1:K]); the kernel checks the run-time
+ * length L[vlen] before its blocked path); 0 where unknown. */
+static int64_t vlen_cols(const CPlan *p, int vlen)
+{
+    if (vlen >= 0 && vlen < p->nin) return p->in[vlen].cols;
+    for (int i = 0; vlen >= p->nin && i < p->nn; i++)
+        if (p->n[i].kind == CN_SLICE && p->n[i].vlen == vlen) return p->n[i].cols;
+    return 0;
+}
+
 int cplan_row_kwidth(const CPlan *p, int n)
 {
     if (p->tpl != T_ROW || p->main < 0 || n < 0 || n >= p->nn) return 0;
@@ -539,14 +551,14 @@ int cplan_row_kwidth(const CPlan *p, int n)
         if (b->kind == CN_IN && p->in[b->in].mode == IM_MAT) w = p->in[b->in].cols;
     } else if (x->kind == CN_MMTL && p->var == V_COL_T_AGG && n == p->out[0] && amain) {
         const CNode *b = &p->n[x->a[1]];
-        if (b->vc == VC_VEC && b->vlen >= 0 && b->vlen < p->nin) w = p->in[b->vlen].cols;
+        if (b->vc == VC_VEC) w = vlen_cols(p, b->vlen);
     } else if (x->kind == CN_MMTL && p->var == V_MULTI) {
         /* a COL_T_AGG output of a multi-output plan, the main row on
          * either side (t(X) %*% Q, or k-means' t(P) %*% X) */
         int q = cplan_row_tvec(p, n);
         bool out = false;
         for (int t = 0; t < p->nout; t++) out |= p->out[t] == n && cplan_row_ovar(p, t) == V_COL_T_AGG;
-        if (out && q >= 0) w = p->in[p->n[q].vlen].cols;
+        if (out && q >= 0) w = vlen_cols(p, p->n[q].vlen);
     }
     return w >= 2 && w <= 16 ? (int)w : 0;
 }
@@ -606,7 +618,7 @@ int cplan_row_tvec(const CPlan *p, int n)
     const CNode *x = &p->n[n];
     for (int s = 0; s < 2; s++) {
         const CNode *m = &p->n[x->a[s]], *q = &p->n[x->a[1 - s]];
-        if (m->kind == CN_IN && m->in == p->main && q->vc == VC_VEC && q->vlen >= 0 && q->vlen < p->nin)
+        if (m->kind == CN_IN && m->in == p->main && q->vc == VC_VEC && q->vlen >= 0)
             return x->a[1 - s];
     }
     return -1;

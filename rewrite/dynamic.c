@@ -42,6 +42,21 @@ static Hop *zeros(RwPass *p, int64_t r, int64_t c, Span sp)
 
 static bool empty(const Hop *h) { return known(h) && h->nnz == 0; }
 
+/* The column vector v of a broadcast written as an outer product with
+ * ones, v %*% matrix(1, rows=1, cols=k) (MLogreg's rowSums(Q) %*%
+ * matrix(1, 1, K)), where the cellwise operator reading it has the
+ * product's shape as its other operand x: NULL otherwise. */
+static Hop *col_bcast(const Hop *m, const Hop *x)
+{
+    if (!is(m, H_MATMUL, OP_MATMUL) || m->nin != 2 || !known(m) || !known(x)) return NULL;
+    Hop *v = m->in[0];
+    const Hop *o = m->in[1];
+    if (!known(v) || v->cols != 1 || !o || o->kind != H_BUILTIN || o->bi != BI_MATRIX || o->nin < 1 ||
+        !rw_is_lit(o->in[0], 1) || o->rows != 1 || o->cols < 2)
+        return NULL;
+    return rw_same_dims(m, x) ? v : NULL;
+}
+
 Hop *rw_dynamic_rule(RwPass *p, Hop *h)
 {
     Span sp = h->span;
@@ -62,7 +77,19 @@ Hop *rw_dynamic_rule(RwPass *p, Hop *h)
         break;
     }
     case H_BINARY: {
-        Hop *a = h->in[0], *b = h->in[1];
+        Hop *a = h->in[0], *b = h->in[1], *v;
+        /* X op (v %*% matrix(1, 1, k)) -> X op v, and (v %*% matrix(1, 1,
+         * k)) op X -> v op X, for X of the product's shape (SystemDS's
+         * removeUnnecessaryOuterProduct): the cellwise operator
+         * broadcasts the column vector; no n x k repeat of v is made, and
+         * the Row template fuses v as the row's scalar (MLogreg's
+         * Hessian-vector product: one operator and one pass over X
+         * instead of two, docs/perf.md). The same values: v times the
+         * literal 1 is v (a signed zero may lose its sign). */
+        if (known(h) && a->dt == DT_MATRIX && b->dt == DT_MATRIX) {
+            if ((v = col_bcast(b, a))) return hit(p, hop_binary(p->d, h->op, a, v, sp));
+            if ((v = col_bcast(a, b))) return hit(p, hop_binary(p->d, h->op, v, b, sp));
+        }
         /* X * Y with an empty operand of the output's shape */
         if (h->op == OP_MULT && known(h) && ((empty(a) && rw_same_dims(a, h)) ||
                                              (empty(b) && rw_same_dims(b, h))))

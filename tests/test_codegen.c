@@ -557,6 +557,20 @@ static void test_row_sparse(bool quick)
         }
 }
 
+/* X (m x n) of the blocked-kernel tests by case s: dense with NaN and
+ * infinities (m > 9), dense, 10% sparse, empty. */
+static MB *blk_x(int64_t m, int64_t n, int s)
+{
+    MB *X = t_gen(m, n, s == 2 ? 0.1 : s == 3 ? 0 : 1, -1, 1, s >= 2);
+    if (s == 0) {
+        X->d[5 * n + 1] = NAN;
+        X->d[9 * n] = INFINITY;
+        X->d[(m - 2) * n + n - 1] = -INFINITY;
+    }
+    mb_recount_nnz(X);
+    return X;
+}
+
 /* The blocked dense Row kernels (register tiles of cg_bvm / cg_bouter)
  * for every width k = 1..17: t(X) %*% (X %*% V), t(X) %*% f(X %*% V) and
  * a NO_AGG product, over column counts just above k (one or two panels of
@@ -586,13 +600,7 @@ static void test_row_blk(bool quick)
                 if (big && (c > 0 || s > 0)) continue;
                 int64_t k = big ? 13 : T_SAN ? ks[q] : quick ? kq[q] : q + 1, n = c == 0 ? k + 1 : 37;
                 int64_t m = big ? 24011 : s == 1 ? 64 : s == 0 ? 131 : 23;
-                MB *X = t_gen(m, n, s == 2 ? 0.1 : s == 3 ? 0 : 1, -1, 1, s >= 2);
-                if (s == 0) {
-                    X->d[5 * n + 1] = NAN;
-                    X->d[9 * n] = INFINITY;
-                    X->d[(m - 2) * n + n - 1] = -INFINITY;
-                }
-                mb_recount_nnz(X);
+                MB *X = blk_x(m, n, s);
                 MB *ins[NI] = {X, mb_retain(X), mb_retain(X)};
                 for (int v = 3; v < 6; v++) ins[v] = t_gen(n, k, 1, -1, 1, false);
                 ins[6] = t_gen(m, 1, 1, 0, 1, false);
@@ -608,6 +616,79 @@ static void test_row_blk(bool quick)
                     free(ex);
                 }
                 if (big) same_across_threads(what, src, &t_pols[5].o, NI, nm, ins, NO, on);
+                for (int v = 0; v < NI; v++) mb_release(ins[v]);
+            }
+}
+
+/* Broadcasts written as outer products with ones (MLogreg's
+ * rowSums(Q) %*% matrix(1, rows=1, cols=K), rowMaxs(L) %*% ...), on
+ * either side of a cellwise operator: the dynamic rewrite makes them
+ * column-vector broadcasts, so MLogreg's Hessian-vector product is one
+ * Row operator (the row sum a scalar of the row) instead of two and a
+ * product. Row counts off and on the row block, column counts k + 1 and
+ * 37, dense with NaN/Inf, dense, sparse and empty X, each within 1e-12 of
+ * the unfused plan without rewrites (the outer product computed by the
+ * product kernel): the product for every width k = 1..17 under fuse_all
+ * (one Row operator for k >= 2, in the explain text), and with two more
+ * broadcasts (a row maximum subtracted, a row sum divided) under every
+ * policy for four widths; and MLogreg's gradient t(X) %*% (Y[, 1:k] -
+ * ...), a vector of a slice's length, on the blocked kernels of width k
+ * (explain text). Each width is its own kernel (the blocked kernels are
+ * specialized on k): the sweep compiles two a width. */
+static void test_row_bcast(bool quick)
+{
+    static const int kq[] = {1, 4, 5, 16}, ks[] = {1, 2, 4, 17};
+    int nk = T_SAN ? 4 : quick ? 4 : 17;
+    const char *nm[] = {"X", "V", "P", "Y"};
+    const char *on[] = {"o1", "o4", "o2", "o3"};
+    enum { NI = 4, NO = 4 };
+    for (int q = 0; q < nk; q++)
+        for (int c = 0; c < 2; c++)
+            for (int s = 0; s < 4; s++) {
+                int64_t k = T_SAN ? ks[q] : quick ? kq[q] : q + 1, n = c == 0 ? k + 1 : 37;
+                int64_t m = s == 1 ? 64 : s == 0 ? 131 : 23;
+                bool all = T_SAN || quick || k == 1 || k == 4 || k == 5 || k == 16;
+                char src[700];
+                snprintf(src, sizeof src,
+                         "Q = P * (X %%*%% V)\n"
+                         "o1 = t(X) %%*%% (Q - P * (rowSums(Q) %%*%% matrix(1, rows=1, cols=%lld)))\n"
+                         "o4 = t(X) %%*%% (Y[, 1:%lld] - Y[, 2:%lld] * P)\n"
+                         "L = X %%*%% V\n"
+                         "o2 = exp(L - rowMaxs(L) %%*%% matrix(1, rows=1, cols=%lld))\n"
+                         "o3 = (rowSums(Q) %%*%% matrix(1, rows=1, cols=%lld)) / (1 + abs(P))\n",
+                         (long long)k, (long long)k, (long long)k + 1, (long long)k, (long long)k);
+                int no = all ? NO : 2;
+                MB *X = blk_x(m, n, s);
+                MB *ins[NI] = {X, t_gen(n, k, 1, -1, 1, false), t_gen(m, k, 1, 0, 1, false),
+                               t_gen(m, k + 1, 1, -1, 1, false)};
+                char what[96];
+                snprintf(what, sizeof what, "row bcast %lldx%lld k %lld %s", (long long)m, (long long)n, (long long)k,
+                         s == 0 ? "dense nan/inf" : s == 1 ? "dense" : s == 2 ? "sparse" : "empty");
+                if (all) check_all(what, src, NI, nm, ins, NO, on, 1e-12, 0, NULL);
+                CgOptions off = {.enabled = false};
+                TRun ref, got;
+                t_run_dml_opt(src, &off, 0, NI, nm, ins, no, on, &ref);
+                t_run_dml(src, &t_pols[0].o, NI, nm, ins, no, on, &got);
+                T_CHECK(ref.rc == 0 && got.rc == 0, "%s: %s %s", what, ref.err, got.err);
+                if (ref.rc == 0 && got.rc == 0)
+                    for (int i = 0; i < no; i++)
+                        T_CHECK(val_eq(&got.out[i], &ref.out[i], 1e-12), "%s: output %s differs from the plan "
+                                "without rewrites", what, on[i]);
+                t_run_free(&ref);
+                t_run_free(&got);
+                if (s == 1 && k >= 2) {
+                    char *ex = explain_text(src, CG_FUSE_ALL, NI, nm, ins, 1, on);
+                    T_CHECK(count_str(ex, "CPlan ") == 1 && count_str(ex, "CPlan ROW COL_T_AGG") == 1 &&
+                                count_str(ex, "uar(sum)") == 1,
+                            "%s: the Hessian-vector product is not one Row operator\n%s", what, ex ? ex : "");
+                    free(ex);
+                    /* the slices' width is the compiled one: the blocked kernel */
+                    ex = explain_text(src, CG_FUSE_ALL, NI, nm, ins, 1, on + 1);
+                    T_CHECK(count_str(ex, "rix([,lo:hi])") == 2 && (count_str(ex, "cg_bouter(ab") == 1) == (k <= 16),
+                            "%s: t(X) %%*%% (Y[, 1:k] - ...) %s\n%s", what, k <= 16 ? "not blocked" : "blocked",
+                            ex ? ex : "");
+                    free(ex);
+                }
                 for (int v = 0; v < NI; v++) mb_release(ins[v]);
             }
 }
@@ -1936,6 +2017,7 @@ int main(void)
         RUN(test_row_sparse, th == 2);
         RUN(test_row_blk, th == 2);
         RUN(test_row_lag, th == 2);
+        RUN(test_row_bcast, th == 2);
         RUN(test_row_rix, th == 2);
         RUN(test_cell_rix, th == 2);
         RUN(test_cell_narrow, th == 2);

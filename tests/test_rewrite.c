@@ -141,6 +141,13 @@ static const Case cases[] = {
     {"inlining", DATA "f = function(Matrix[Double] A) return (Matrix[Double] B) { B = t(A) %*% A }\n"
                       "out = f(X)\n", "tsmm", NULL},
     {"loop sizes", DATA "Z = X\nfor (i in 1:3) { Z = Z * 0.5 + Y }\nout = Z\n", NULL, NULL},
+    /* broadcasts written as outer products with ones: the vector is
+     * broadcast, no product (y is 50 x 1, X 50 x 7) */
+    {"X*(y%*%ones)", DATA "out = X * (y %*% matrix(1, rows=1, cols=7))\n", NULL, "%*%|matrix"},
+    {"(y%*%ones)-X", DATA "out = (y %*% matrix(1, rows=1, cols=ncol(X))) - X\n", NULL, "%*%|matrix"},
+    {"X/(rowSums%*%ones)", DATA "out = X / (rowSums(X) %*% matrix(1, rows=1, cols=7))\n", "uar(sum)", "%*%|matrix"},
+    {"X*(y%*%twos) stays", DATA "out = X * (y %*% matrix(2, rows=1, cols=7))\n", "%*%", NULL},
+    {"y*(y%*%ones) stays", DATA "out = y[1:50, 1] + (y %*% matrix(1, rows=1, cols=7))\n", "%*%", NULL},
     {"in place with reads", "v = matrix(1, rows=30, cols=1)\n"
                             "for (i in 2:30) { v[i, 1] = as.scalar(v[i - 1, 1]) * 0.5 + sum(v[1:i, ]) }\n"
                             "out = v\n", "v [move]", NULL},
