@@ -704,7 +704,12 @@ for nm, mask, outs in (("mix", [0, 0, 1, 1, 0], ("N", "C")),
                "jspec = \"{ids:true, recode:[3,4]}\"\n"
                "[X, meta] = transformencode(target=F, spec=jspec)\n"
                "D = mice(X=X, cMask=M, iter=3, verbose=FALSE)\n"
-               "O = as.matrix(transformdecode(target=D, spec=jspec, meta=meta))\n"
+               # a code mice leaves out decodes to a missing cell: 0, as the
+               # twin's script assumes (SystemDS's as.matrix, and braid's
+               # since session 50, make it NaN, which would keep a NaN
+               # column in N after removeEmpty)
+               "O = replace(target=as.matrix(transformdecode(target=D, "
+               "spec=jspec, meta=meta)), pattern=NaN, replacement=0)\n"
                "write(removeEmpty(target=O * (1 - M), margin=\"cols\"), $N, "
                "format=\"csv\")\n"
                "write(removeEmpty(target=O * M, margin=\"cols\"), $C, "
@@ -821,21 +826,25 @@ def salaries(rows, seed, missing_first=True):
 # "1 0" on Salaries' yrs.since.phd (categorical: its mode) and yrs.service
 # (its mean or median), 19 read as missing; Salaries.csv (397 rows) is
 # SystemDS's data set, so 397 generated rows of the same kind; eps 1e-3.
-# SystemDS's twin reads a frame with naStrings "19" and casts it with
-# as.matrix (a missing cell NaN in SystemDS); braid's script makes the
-# 19s NaN. Both columns hold missing cells as in Salaries (KNOWN: SystemDS's
-# imputeByMode stops on them), and a second case has none in the first
-# column, so the mean and median are compared.
+# As SystemDS's twin, braid's script reads a frame with naStrings "19"
+# and casts it with as.matrix (a missing cell NaN, as SystemDS's
+# getDoubleNaN; braid made it 0 before session 50). Both columns hold
+# missing cells as in Salaries (KNOWN: SystemDS's imputeByMode stops on
+# them), and a second case has none in the first column, so the mean and
+# median are compared.
 # Peer: scikit-learn's SimpleImputer for DescTools' Mode and R's mean/median.
 for fn, strategy in (("Mean", "mean"), ("Median", "median")):
     for suffix, miss in (("", True), ("_c1", False)):
         case("%sImputation%s" % (strategy, suffix), "%sImputation" % strategy,
              ["{IN}", "{EXP}", strategy],
              {"X": lambda miss=miss: salaries(397, 71, miss)},
-             "X = replace(target=read($X), pattern=19, replacement=NaN)\n"
-             "Y = imputeBy%s(X=X, mask=matrix(\"1 0\", rows=1, cols=2))\n"
+             "X = read($X, data_type=\"frame\", format=\"csv\", "
+             "header=FALSE, naStrings=[\"19\"])\n"
+             "Y = imputeBy%s(X=as.matrix(X), mask=matrix(\"1 0\", rows=1, "
+             "cols=2))\n"
              "write(Y, $B, format=\"csv\")\n" % fn,
-             {"B": {}}, tol=1e-3, peer="impute", stops=miss)
+             {"B": {}}, tol=1e-3, peer="impute", stops=miss,
+             nvargs={"frames": ["X"]})
 
 # BuiltinWinsorizeTest: winsorize(ql=0.05, qu=0.95) of each column, 1765 x
 # 10 in [-1, 1], sparsity 0.99 (its size: the eps 1e-3 allows SystemDS's
