@@ -550,7 +550,7 @@ MB *fb_to_mb(const FB *f, BrErr *e)
         for (int64_t i = 0; i < f->rows; i++) {
             double v;
             bool ok = true;
-            if (c->type == FB_STRING && (!c->s[i] || !c->s[i][0])) v = 0;
+            if (c->type == FB_STRING && (!c->s[i] || !c->s[i][0])) v = NAN;
             else v = fb_get_num(f, i, j, &ok);
             if (!ok) {
                 br_err(e, BR_EARG, "as.matrix: cannot convert \"%.60s\" (frame column %lld, '%s', row %lld) to a number",

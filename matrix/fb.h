@@ -123,8 +123,9 @@ FB *fb_lix(const FB *t, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const FB
 FB *fb_cast(const FB *f, const FbType *types, BrErr *e);
 
 /* Matrix conversions: fb_from_mb gives an all-FP64 frame; fb_to_mb parses
- * every cell as a number (missing strings and NULLs become 0, as
- * SystemDS); a string that is not a number is an error naming it. */
+ * every cell as a number (a NULL or empty string becomes NaN, as
+ * SystemDS's FrameBlock.getDoubleNaN); a string that is not a number is an
+ * error naming it. */
 FB *fb_from_mb(const MB *m, BrErr *e);
 MB *fb_to_mb(const FB *f, BrErr *e);
 

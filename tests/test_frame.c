@@ -180,8 +180,9 @@ static void test_matrix(void)
     FB *f = str_frame(2, 3, cells);
     BrErr e = {0};
     MB *m = fb_to_mb(f, &e);
-    T_CHECK(m && mb_get(m, 0, 0) == 1.5 && mb_get(m, 0, 1) == 1 && mb_get(m, 0, 2) == 0 && mb_get(m, 1, 0) == -2 &&
-            mb_get(m, 1, 1) == 0 && mb_get(m, 1, 2) == 300, "to_mb parses strings, missing -> 0");
+    /* a missing cell is NaN, as SystemDS's as.matrix (getDoubleNaN) */
+    T_CHECK(m && mb_get(m, 0, 0) == 1.5 && mb_get(m, 0, 1) == 1 && isnan(mb_get(m, 0, 2)) && mb_get(m, 1, 0) == -2 &&
+            mb_get(m, 1, 1) == 0 && mb_get(m, 1, 2) == 300, "to_mb parses strings, missing -> NaN");
     mb_release(m);
     set(f, 1, 0, "abc");
     T_CHECK(!fb_to_mb(f, &e) && strstr(e.msg, "abc") && strstr(e.msg, "row 2"), "to_mb error: %s", e.msg);

@@ -21,7 +21,10 @@ holds src/test/scripts/functions/builtin; the scripts are never copied
 here; an application twin's r is relative to src/test/scripts) on the
 seeded inputs, and writes R's results to
 rtwins/expected/<case>/<output>.csv (17 significant digits), which are
-committed. run generates the same inputs, runs braid's script and compares
+committed. A case with a "peer" (an R twin whose CRAN package Debian
+lacks) gets its references from rtwins_peers.py instead: the same quantity
+computed by a library Debian packages (scikit-learn, SciPy, pandas,
+NumPy). run generates the same inputs, runs braid's script and compares
 with the references within the case's tolerance (absolute, as SystemDS's
 TestUtils.compareMatrices; "sorted" compares the sorted non-zero values, as
 the set-operation tests do; "relative" divides each difference by the
@@ -57,6 +60,7 @@ import apptwins_cases  # noqa: E402
 from run import scratch_dir  # noqa: E402
 
 EXPECTED = os.path.join(HERE, "rtwins", "expected")
+PEERS = os.path.join(HERE, "rtwins_peers.py")
 KNOWN = os.path.join(HERE, "rtwins", "known.txt")
 
 
@@ -136,8 +140,12 @@ def write_csv(path, m):
 
 
 def selected(filt):
-    return [c for c in rtwins_cases.CASES + apptwins_cases.CASES
-            if not filt or filt in c["name"]]
+    """The cases whose name holds filt, those that stop (a case's "stops")
+    last: a failing case ends its batch, and the cases after it need a new
+    braid run (and their inputs written again)."""
+    cases = [c for c in rtwins_cases.CASES + apptwins_cases.CASES
+             if not filt or filt in c["name"]]
+    return sorted(cases, key=lambda c: bool(c.get("stops")))
 
 
 def r_script(mirror, case):
@@ -160,7 +168,11 @@ def gen(mirror, filt):
         os.makedirs(expdir)
         write_inputs(case, indir)
         args = [a.format(IN=indir, EXP=expdir) for a in case["rargs"]]
-        cmd = ["Rscript", r_script(mirror, case)] + args
+        if case.get("peer"):  # a library Debian has in place of R's package
+            cmd = [os.environ.get("BRAID_REF_PYTHON", "/usr/bin/python3"),
+                   PEERS, case["peer"]] + args
+        else:
+            cmd = ["Rscript", r_script(mirror, case)] + args
         p = subprocess.run(cmd, capture_output=True, text=True)
         outdir = os.path.join(EXPECTED, case["name"])
         os.makedirs(outdir, exist_ok=True)

@@ -10,7 +10,11 @@ sorted non-zero values; "relative": relative differences; "share": the
 share of braid's non-zero cells off by 1e-4 or more, braid's NaN counted
 as equal, as BuiltinMiceTest compares categories); nvargs: {"frames": [input names
 whose .mtd says frame]}; a NaN input cell is written empty in the CSV
-file. The comment of each case names the Java test and
+file; peer: the function of rtwins_peers.py that computes the references
+(rargs are then its arguments) where Debian lacks the twin's R package;
+stops: braid's script stops (as SystemDS's does; a KNOWN entry), so
+rtwins.py runs the case after all others (the batch that follows a
+failing case then holds only the other such cases). The comment of each case names the Java test and
 says where its shapes or arguments were changed.
 """
 
@@ -61,9 +65,11 @@ def transform(m, f):
 CASES = []
 
 
-def case(name, r, rargs, inputs, dml, outputs, tol=1e-10, nvargs=None):
+def case(name, r, rargs, inputs, dml, outputs, tol=1e-10, nvargs=None,
+         peer=None, stops=False):
     CASES.append(dict(name=name, r=r, rargs=rargs, inputs=inputs, dml=dml,
-                      outputs=outputs, tol=tol, nvargs=nvargs or {}))
+                      outputs=outputs, tol=tol, nvargs=nvargs or {},
+                      peer=peer, stops=stops))
 
 
 # BuiltinLmTest: lm(icpt=0, reg=1e-12) against R's lm.fit, 10 x 3 in [0, 1]
@@ -698,7 +704,12 @@ for nm, mask, outs in (("mix", [0, 0, 1, 1, 0], ("N", "C")),
                "jspec = \"{ids:true, recode:[3,4]}\"\n"
                "[X, meta] = transformencode(target=F, spec=jspec)\n"
                "D = mice(X=X, cMask=M, iter=3, verbose=FALSE)\n"
-               "O = as.matrix(transformdecode(target=D, spec=jspec, meta=meta))\n"
+               # a code mice leaves out decodes to a missing cell: 0, as the
+               # twin's script assumes (SystemDS's as.matrix, and braid's
+               # since session 50, make it NaN, which would keep a NaN
+               # column in N after removeEmpty)
+               "O = replace(target=as.matrix(transformdecode(target=D, "
+               "spec=jspec, meta=meta)), pattern=NaN, replacement=0)\n"
                "write(removeEmpty(target=O * (1 - M), margin=\"cols\"), $N, "
                "format=\"csv\")\n"
                "write(removeEmpty(target=O * M, margin=\"cols\"), $C, "
@@ -743,3 +754,123 @@ for prop, tol in ((0.25, 0.1), (0.5, 0.05), (0.75, 0.05)):
          "write(rbind(as.matrix(n / nrow(X)), t(colSums(is.na(res)) / n)), "
          "$R, format=\"csv\")\n" % prop,
          {"R": {}}, tol=tol)
+
+
+# ---- Twins whose R package Debian lacks: references from rtwins_peers.py
+# (a library Debian packages that computes the same quantity; see there).
+
+# BuiltinNaiveBayesPredictTest: naiveBayes(laplace=1) on the first 80 rows,
+# naiveBayesPredict on the last 20, 10 classes, D in [0, 1] 100 x 50 dense
+# (0.7) and sparse (0.01); the large 10000 x 750 runs left out; eps 1e-7.
+# Peer: scikit-learn's MultinomialNB for naivebayes.
+for sp in (0.7, 0.01):
+    case("NaiveBayesPredict_%g" % sp, "NaiveBayesPredict",
+         ["{IN}", "{EXP}", "1.0"],
+         {"D": lambda sp=sp: rand(100, 50, 0, 1, sp, 61),
+          "C": lambda: labels(100, 10, 62)},
+         "D = read($D)\n"
+         "C = read($C)\n"
+         "[prior, conditionals] = naiveBayes(D=D[1:80, ], C=C[1:80, ], "
+         "laplace=1, verbose=FALSE)\n"
+         "[YRaw, Y] = naiveBayesPredict(X=D[81:100, ], P=prior, "
+         "C=conditionals)\n"
+         "write(YRaw, $YRaw, format=\"csv\")\n"
+         "write(Y, $Y, format=\"csv\")\n",
+         {"YRaw": {}, "Y": {}}, tol=1e-7, peer="naive_bayes_predict")
+
+# BuiltinMCCTest: mcc(predictions, labels) on its three hand-written 0/1
+# pairs (one with every prediction 0: a zero denominator) and on random
+# labels (round of a uniform; 100000 rows there, 2000 here); eps 1e-10.
+# Peer: sklearn.metrics.matthews_corrcoef for mltools::mcc.
+MCC = [
+    ([1, 1, 1, 0, 1, 1, 0, 0, 0, 1], [1, 1, 1, 1, 1, 0, 0, 0, 0, 0]),
+    ([0] * 10, [1, 1, 1, 0, 1, 0, 1, 1, 0, 1]),
+    ([0, 1, 1, 0, 1, 1, 0, 0, 0, 1], [1, 1, 1, 1, 1, 0, 0, 0, 0, 0]),
+]
+for k, (p, a) in enumerate(MCC):
+    case("mcc_%d" % k, "mcc", ["{IN}", "{EXP}"],
+         {"predictions": lambda p=p: col(p), "labels": lambda a=a: col(a)},
+         "m = mcc(predictions=read($predictions), labels=read($labels))\n"
+         "write(as.matrix(m), $mattCorrCoeff, format=\"csv\")\n",
+         {"mattCorrCoeff": {}}, peer="mcc")
+case("mcc_random", "mcc", ["{IN}", "{EXP}"],
+     {"predictions": lambda: transform(rand(2000, 1, 0, 1, 1.0, 7), lambda v: float(round(v))),
+      "labels": lambda: transform(rand(2000, 1, 0, 1, 1.0, 11), lambda v: float(round(v)))},
+     "m = mcc(predictions=read($predictions), labels=read($labels))\n"
+     "write(as.matrix(m), $mattCorrCoeff, format=\"csv\")\n",
+     {"mattCorrCoeff": {}}, peer="mcc")
+
+
+def salaries(rows, seed, missing_first=True):
+    """rows x 2 like Salaries.csv's yrs.since.phd (1..56) and yrs.service
+    (0..60), integers, about 1 cell in 12 equal to 19 (the twins' NA
+    string; with missing_first False none in the first column). Every 9th
+    row's first value is 12, so the first column has one mode (DescTools's
+    Mode returns all values of a tie)."""
+    g = random.Random(seed)
+    m = []
+    for i in range(rows):
+        a = 12 if i % 9 == 0 else 1 + int(56 * g.random())
+        b = int(61 * g.random())
+        if g.random() < 1 / 12:
+            a = 19 if missing_first else 20
+        if g.random() < 1 / 12:
+            b = 19
+        if not missing_first and a == 19:
+            a = 20
+        m.append([float(a), float(b)])
+    return m
+
+
+# BuiltinMeanImputationTest: imputeByMean / imputeByMedian with mask
+# "1 0" on Salaries' yrs.since.phd (categorical: its mode) and yrs.service
+# (its mean or median), 19 read as missing; Salaries.csv (397 rows) is
+# SystemDS's data set, so 397 generated rows of the same kind; eps 1e-3.
+# As SystemDS's twin, braid's script reads a frame with naStrings "19"
+# and casts it with as.matrix (a missing cell NaN, as SystemDS's
+# getDoubleNaN; braid made it 0 before session 50). Both columns hold
+# missing cells as in Salaries (KNOWN: SystemDS's imputeByMode stops on
+# them), and a second case has none in the first column, so the mean and
+# median are compared.
+# Peer: scikit-learn's SimpleImputer for DescTools' Mode and R's mean/median.
+for fn, strategy in (("Mean", "mean"), ("Median", "median")):
+    for suffix, miss in (("", True), ("_c1", False)):
+        case("%sImputation%s" % (strategy, suffix), "%sImputation" % strategy,
+             ["{IN}", "{EXP}", strategy],
+             {"X": lambda miss=miss: salaries(397, 71, miss)},
+             "X = read($X, data_type=\"frame\", format=\"csv\", "
+             "header=FALSE, naStrings=[\"19\"])\n"
+             "Y = imputeBy%s(X=as.matrix(X), mask=matrix(\"1 0\", rows=1, "
+             "cols=2))\n"
+             "write(Y, $B, format=\"csv\")\n" % fn,
+             {"B": {}}, tol=1e-3, peer="impute", stops=miss,
+             nvargs={"frames": ["X"]})
+
+# BuiltinWinsorizeTest: winsorize(ql=0.05, qu=0.95) of each column, 1765 x
+# 10 in [-1, 1], sparsity 0.99 (its size: the eps 1e-3 allows SystemDS's
+# quantile where R interpolates, which only holds for that many rows);
+# eps 1e-3. Peer: NumPy's type-7 quantile and clip for DescTools' Winsorize.
+case("winsorize", "winsorize", ["{IN}", "{EXP}"],
+     {"A": lambda: rand(1765, 10, -1, 1, 0.99, 7)},
+     "Y = winsorize(X=read($A), ql=0.05, qu=0.95, verbose=FALSE)\n"
+     "write(Y, $B, format=\"csv\")\n",
+     {"B": {}}, tol=1e-3, peer="winsorize")
+
+# BuiltinNaLocfTest: na_locf(option locf and nocb) of 25 x 25 in [-10, 10],
+# sparsity 0.6, zeros made NaN; eps 1e-10. Peer: pandas' ffill/bfill for
+# imputeTS::na_locf.
+for opt in ("locf", "nocb"):
+    case("na_locf_%s" % opt, "na_locfTest", ["{IN}", "{EXP}", opt],
+         {"A": lambda: rand(25, 25, -10, 10, 0.6, 7)},
+         "A = replace(target=read($A), pattern=0, replacement=NaN)\n"
+         "B = na_locf(A, \"%s\", FALSE)\n"
+         "write(B, $O, format=\"csv\")\n" % opt,
+         {"O": {}}, peer="na_locf")
+
+# BuiltinSigmoidTest: sigmoid of 70 x 50 in [-0.05, 1], sparsity 0.9 and
+# 0.1; eps 1e-10. Peer: scipy.special.expit for sigmoid::sigmoid.
+for sp in (0.9, 0.1):
+    case("sigmoid_%g" % sp, "sigmoid", ["{IN}", "{EXP}"],
+         {"A": lambda sp=sp: rand(70, 50, -0.05, 1, sp, 7)},
+         "write(sigmoid(read($A)), $B, format=\"csv\")\n",
+         {"B": {}}, peer="sigmoid")
