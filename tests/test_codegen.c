@@ -420,8 +420,8 @@ static void test_row_kmeans(bool quick)
                         "%s: index aggregates not fused", what);
                 /* no n x k intermediate: every product inside a Row plan */
                 T_CHECK(count_str(ex, "ba(+*)") >= nrow + 2, "%s: %d fused products", what, count_str(ex, "ba(+*)"));
-                T_CHECK((count_str(ex, "cg_bvm(") > 0) == (k <= 16), "%s: blocked kernels %s", what,
-                        k <= 16 ? "missing" : "unexpected");
+                T_CHECK((count_str(ex, "cg_bvm(") + count_str(ex, "cg_bvm_c(") > 0) == (k <= 16),
+                        "%s: blocked kernels %s", what, k <= 16 ? "missing" : "unexpected");
                 free(ex);
             }
             if (m >= 1000) same_across_threads(what, src, &t_pols[2].o, NI, nm, ins, NO, on);
