@@ -28,6 +28,9 @@ typedef struct Gen {
                               product (0: run-time length) */
     bool soa;              /* blocked loop, emit_row_soa: the body over the
                               block's rows by columns (w<i>[k][r]) */
+    bool lane[SPOOF_MAXOUT]; /* under emit_row_soa: output t, a Kahan sum
+                              (colSums, sum) of body values, accumulated
+                              per row lane in the SIMD loop (soa_lane) */
     int nprod;             /* Row, dense: the main row's products the
                               skeleton may pass in P[nin] (pq, rows of
                               pqw values; cplan_row_main_prods) */
@@ -436,7 +439,8 @@ static void row_elem(const Gen *g, int n, char *buf, size_t len)
     const CNode *x = &g->p->n[n];
     if (g->soa && x->vc == VC_VEC && x->kind == CN_MM) {
         int k = cplan_row_kwidth(g->p, n);
-        snprintf(buf, len, "bq%d[r * CG_KP(%d) + k]", n, k);
+        (void)k;
+        snprintf(buf, len, "bq%d[k * CG_RB + r]", n);
         return;
     }
     if (g->soa && x->vc == VC_VEC && x->kind != CN_IN) { snprintf(buf, len, "w%d[k][r]", n); return; }
@@ -775,6 +779,7 @@ static void emit_row_root(const Gen *g, const char *ind, const char *orow)
     if (p->var != V_MULTI) { emit_row_out(g, 0, "out", ind, orow); return; }
     for (int t = 0; t < p->nout; t++) {
         if (g->blk && blk_root(p, p->out[t])) continue;   /* per block: emit_row_blocked */
+        if (g->blk && g->lane[t]) continue;                /* per lane: emit_row_soa */
         char o[16];
         snprintf(o, sizeof o, "o%d", t);
         emit_row_out(g, t, o, ind, orow);
@@ -1060,18 +1065,55 @@ static void emit_soa_node(const Gen *g, int i, const char *ind)
         sb_printf(b, "%sconst double t%d = %s;\n", ind, i, e);
 }
 
-/* Is body node c an output (a row written or a row aggregate), an
- * operand of an output (or the vector of a blocked t(.) %*% (.) root), so
- * the per-row loop after the SIMD loop needs it? */
-static bool soa_used(const CPlan *p, int c)
+/* Is body node c an output (a row written or a row aggregate) or an
+ * operand of an output, so the per-row loop after the SIMD loop needs
+ * it? (A blocked t(.) %*% (.) root reads its vector by columns, from
+ * w<c> or bq<c>: blk_soa_src.) */
+static bool soa_used(const Gen *g, int c)
 {
-    for (int t = 0; t < p->nout; t++) if (p->out[t] == c) return true;
+    const CPlan *p = g->p;
+    for (int t = 0; t < p->nout; t++) if (p->out[t] == c && !blk_root(p, c)) return true;
     for (int i = 0; i < p->nn; i++) {
-        if (body_node(p, i) || p->n[i].kind == CN_IN) continue;
+        if (body_node(p, i) || p->n[i].kind == CN_IN || blk_root(p, i)) continue;
+        bool lane = false;
+        for (int t = 0; t < p->nout; t++) lane |= p->var == V_MULTI && p->out[t] == i && g->lane[t];
+        if (lane) continue;
         for (int k = 0; k < p->n[i].na; k++) if (p->n[i].a[k] == c) return true;
-        if (blk_root(p, i) && cplan_row_tvec(p, i) == c) return true;
     }
     return false;
+}
+
+/* Under emit_row_soa: is output t of a multi-output plan a Kahan sum
+ * (colSums, sum, of values or squares) of a body node? Then the SIMD loop
+ * adds each row's values into per-lane Kahan accumulators (row r of every
+ * block into lane r: a fixed order for fixed row ranges, so the partials
+ * do not depend on the thread count), merged into the partial in lane
+ * order after the blocks: no loop-carried chain of dependent additions
+ * per row (with 6 such sums, k-means' step spent a quarter of its time
+ * there). */
+static bool soa_lane(const Gen *g, int t)
+{
+    const CPlan *p = g->p;
+    if (p->var != V_MULTI) return false;
+    Variant var = cplan_row_ovar(p, t);
+    const CNode *x = &p->n[p->out[t]];
+    if ((var != V_COL_AGG && var != V_FULL_AGG) || x->kind != CN_AGG || acc_step(x->op)) return false;
+    int c = x->a[0];
+    if (!body_node(p, c)) return false;
+    return p->n[c].vc != VC_VEC || (g->klen[c] > 0 && p->n[c].kind != CN_MM);
+}
+
+/* Under emit_row_soa: the block's vector of blocked root i by columns
+ * (K x CG_RB): the block's product bq<q>, or the SIMD loop's w<q>; false
+ * for a side input's rows (copied per row into bqo<i>, by rows). */
+static bool blk_soa_src(const Gen *g, int i, char *src, size_t len)
+{
+    const CPlan *p = g->p;
+    int q = cplan_row_tvec(p, i);
+    if (q < 0 || !body_node(p, q) || p->n[q].vc != VC_VEC) return false;
+    if (p->n[q].kind == CN_MM) snprintf(src, len, "bq%d", q);
+    else snprintf(src, len, "&w%d[0][0]", q);
+    return true;
 }
 
 /* The row body of a block as one SIMD loop over its CG_RB rows, by
@@ -1090,7 +1132,7 @@ static void emit_row_soa(Gen *g)
         if (!body_node(p, i) || p->n[i].kind == CN_MM) continue;
         if (p->n[i].vc == VC_VEC)
             sb_printf(b, "            double w%d[%d][CG_RB] __attribute__((aligned(64)));\n", i, g->klen[i]);
-        else if (soa_used(p, i))
+        else if (soa_used(g, i))
             sb_printf(b, "            double ws%d[CG_RB] __attribute__((aligned(64)));\n", i);
     }
     sb_puts(b, "            /* soa: the block's row body by columns */\n"
@@ -1102,7 +1144,22 @@ static void emit_row_soa(Gen *g)
     for (int i = 0; i < p->nn; i++) {
         if (!body_node(p, i)) continue;
         emit_soa_node(g, i, ind);
-        if (p->n[i].vc != VC_VEC && soa_used(p, i)) sb_printf(b, "%sws%d[r] = t%d;\n", ind, i, i);
+        if (p->n[i].vc != VC_VEC && soa_used(g, i)) sb_printf(b, "%sws%d[r] = t%d;\n", ind, i, i);
+    }
+    /* the outputs summed per lane (soa_lane), after their operands */
+    for (int t = 0; t < p->nout; t++) {
+        if (!g->lane[t]) continue;
+        const CNode *x = &p->n[p->out[t]];
+        int c = x->a[0];
+        const char *sq = acc_sq(x->op) ? " * xv" : "";
+        if (p->n[c].vc != VC_VEC)
+            sb_printf(b, "%s{ const double xv = t%d; cg_kadd(&ls%d[0][r], &lc%d[0][r], xv%s); }\n", ind, c, t, t, sq);
+        else if (cplan_row_ovar(p, t) == V_COL_AGG)
+            sb_printf(b, "#pragma GCC unroll 16\n%sfor (int64_t k = 0; k < %d; k++) { const double xv = w%d[k][r]; "
+                         "cg_kadd(&ls%d[k][r], &lc%d[k][r], xv%s); }\n", ind, g->klen[c], c, t, t, sq);
+        else
+            sb_printf(b, "#pragma GCC unroll 16\n%sfor (int64_t k = 0; k < %d; k++) { const double xv = w%d[k][r]; "
+                         "cg_kadd(&ls%d[0][r], &lc%d[0][r], xv%s); }\n", ind, g->klen[c], c, t, t, sq);
     }
     g->soa = false;
     sb_puts(b, "                (void)i;\n            }\n");
@@ -1115,10 +1172,10 @@ static void emit_soa_reload(const Gen *g, const char *ind)
     const CPlan *p = g->p;
     StrBuf *b = g->b;
     for (int i = 0; i < p->nn; i++) {
-        if (!body_node(p, i) || !soa_used(p, i)) continue;
-        if (p->n[i].kind == CN_MM)
-            sb_printf(b, "%sconst double *restrict v%d = bq%d + (i - i0) * CG_KP(%d);\n", ind, i, i,
-                      cplan_row_kwidth(p, i));
+        if (!body_node(p, i) || !soa_used(g, i)) continue;
+        if (p->n[i].kind == CN_MM)   /* by columns (cg_bvm_c) */
+            sb_printf(b, "%sfor (int64_t k = 0; k < %d; k++) v%d[k] = bq%d[k * CG_RB + (i - i0)];\n", ind,
+                      cplan_row_kwidth(p, i), i, i);
         else if (p->n[i].vc == VC_VEC)
             sb_printf(b, "%sfor (int64_t k = 0; k < %d; k++) v%d[k] = w%d[k][i - i0];\n", ind, g->klen[i], i, i);
         else
@@ -1162,17 +1219,6 @@ static void emit_row_blocked(Gen *g)
             sb_printf(b, "        memset(bqo%d, 0, (size_t)(CG_RB * CG_KP(%d)) * sizeof(double));\n"
                          "        memset(bacc%d, 0, (size_t)CG_BVSZ(L[%d], %d) * sizeof(double));\n", i, kb, i, m, kb);
     }
-    sb_printf(b, "        for (; i0 + CG_RB <= r1; i0 += CG_RB) {\n"
-                 "            const double *restrict ab = P[%d] + i0 * S[%d];\n", m, m);
-    for (int i = 0; i < p->nn; i++) {
-        int k = cplan_row_kwidth(p, i);
-        if (!k || blk_root(p, i)) continue;
-        char off[160];
-        if (pq_index(g, i, off, sizeof off) >= 0)
-            sb_printf(b, "            if (pq) cg_bqload(pq + (i0 - r0) * pqw + %s, pqw, %d, bq%d);\n"
-                         "            else cg_bvm(ab, S[%d], L[%d], bv%d, %d, bq%d);\n", off, k, i, m, m, i, k, i);
-        else sb_printf(b, "            cg_bvm(ab, S[%d], L[%d], bv%d, %d, bq%d);\n", m, m, i, k, i);
-    }
     /* row vectors computed from a specialized product have its width
      * (elementwise operands have equal lengths): literal loop bounds, so
      * the short loops over k values unroll */
@@ -1184,14 +1230,35 @@ static void emit_row_blocked(Gen *g)
             for (int k = 0; k < x->na; k++)
                 if (p->n[x->a[k]].vc == VC_VEC && klen[x->a[k]]) klen[i] = klen[x->a[k]];
     }
+    char *def = nroot || !klen ? NULL : row_deferred(p, klen);
+    /* by columns (emit_row_soa): the block's products too (K x CG_RB,
+     * cg_bvm_c), read along the rows by the SIMD loop */
+    bool soa = !def && klen && row_soa(p, klen);
+    g->klen = klen;
+    for (int t = 0; t < p->nout; t++) {
+        g->lane[t] = soa && soa_lane(g, t);
+        if (!g->lane[t]) continue;
+        int c = p->n[p->out[t]].a[0], w = p->n[c].vc == VC_VEC && cplan_row_ovar(p, t) == V_COL_AGG ? klen[c] : 1;
+        sb_printf(b, "        double ls%d[%d][CG_RB] __attribute__((aligned(64))) = {{0}};\n"
+                     "        double lc%d[%d][CG_RB] __attribute__((aligned(64))) = {{0}};\n", t, w, t, w);
+    }
+    sb_printf(b, "        for (; i0 + CG_RB <= r1; i0 += CG_RB) {\n"
+                 "            const double *restrict ab = P[%d] + i0 * S[%d];\n", m, m);
+    for (int i = 0; i < p->nn; i++) {
+        int k = cplan_row_kwidth(p, i);
+        if (!k || blk_root(p, i)) continue;
+        char off[160];
+        const char *c = soa ? "_c" : "";
+        if (pq_index(g, i, off, sizeof off) >= 0)
+            sb_printf(b, "            if (pq) cg_bqload%s(pq + (i0 - r0) * pqw + %s, pqw, %d, bq%d);\n"
+                         "            else cg_bvm%s(ab, S[%d], L[%d], bv%d, %d, bq%d);\n", c, off, k, i, c, m, m, i, k, i);
+        else sb_printf(b, "            cg_bvm%s(ab, S[%d], L[%d], bv%d, %d, bq%d);\n", c, m, m, i, k, i);
+    }
     /* deferred block aggregates: per block, the aggregated vectors by
      * columns and the results (stack arrays of literal sizes) */
-    char *def = nroot || !klen ? NULL : row_deferred(p, klen);
     for (int i = 0; def && i < p->nn; i++)
         if (def[i]) sb_printf(b, "            double bd%d[CG_RB * %d], ta%d[CG_RB];\n", i, klen[p->n[i].a[0]], i);
-    g->klen = klen;
     g->blk = true;
-    bool soa = !def && klen && row_soa(p, klen);
     if (soa) emit_row_soa(g);
     sb_puts(b, "            for (int64_t i = i0; i < i0 + CG_RB; i++) {\n");
     emit_row_inputs(g, "                ", MAIN_A);
@@ -1201,7 +1268,9 @@ static void emit_row_blocked(Gen *g)
     free(def);
     for (int i = 0; i < p->nn; i++) {
         int kb = blk_root(p, i) ? cplan_row_kwidth(p, i) : 0, q = kb ? cplan_row_tvec(p, i) : -1;
+        char src[32];
         if (!kb || cplan_row_kwidth(p, q) == kb) continue;   /* a blocked product: read in place */
+        if (soa && blk_soa_src(g, i, src, sizeof src)) continue;   /* read by columns */
         char ptr[32], len[32];
         vec_ref(g, q, ptr, sizeof ptr, len, sizeof len);
         sb_printf(b, "                { double *restrict d = bqo%d + (i - i0) * CG_KP(%d); "
@@ -1211,25 +1280,38 @@ static void emit_row_blocked(Gen *g)
     if (!nroot || p->var == V_MULTI)
         emit_row_root(g, "                ", p->var == V_NO_AGG || p->var == V_ROW_AGG ? "(out + (i - r0) * ldo)" : "out");
     sb_puts(b, "                (void)a;\n");
-    g->blk = false;
-    g->klen = NULL;
-    free(klen);
     sb_puts(b, "            }\n");
     for (int i = 0; i < p->nn; i++) {
         int kb = blk_root(p, i) ? cplan_row_kwidth(p, i) : 0, q = kb ? cplan_row_tvec(p, i) : -1;
         if (!kb) continue;
         char src[32], toff[256];
         int qn = -1;
-        if (cplan_row_kwidth(p, q) == kb) snprintf(src, sizeof src, "bq%d", q);
-        else snprintf(src, sizeof src, "bqo%d", i);
+        /* by columns under emit_row_soa (bq<q> or w<q>), else by rows */
+        const char *c = soa && blk_soa_src(g, i, src, sizeof src) ? "_c" : "";
+        if (!*c && cplan_row_kwidth(p, q) == kb) snprintf(src, sizeof src, "bq%d", q);
+        else if (!*c) snprintf(src, sizeof src, "bqo%d", i);
         /* the block's q rows to the skeleton (P[nin + 1]), if it takes them */
         if (tq_index(g, i, &qn, toff, sizeof toff) >= 0)
-            sb_printf(b, "            if (tq) cg_bqstore(%s, %d, tq + (i0 - r0) * tqw + %s, tqw);\n            else ", src, kb,
-                      toff);
+            sb_printf(b, "            if (tq) cg_bqstore%s(%s, %d, tq + (i0 - r0) * tqw + %s, tqw);\n            else ", c, src,
+                      kb, toff);
         else sb_puts(b, "            ");
-        sb_printf(b, "cg_bouter(ab, S[%d], L[%d], %s, %d, bacc%d);\n", m, m, src, kb, i);
+        sb_printf(b, "cg_bouter%s(ab, S[%d], L[%d], %s, %d, bacc%d);\n", c, m, m, src, kb, i);
     }
+    g->blk = false;
     sb_puts(b, "        }\n");
+    /* the lanes into the partials, in lane order (soa_lane) */
+    for (int t = 0; t < p->nout; t++) {
+        if (!g->lane[t]) continue;
+        int c = p->n[p->out[t]].a[0], w = p->n[c].vc == VC_VEC && cplan_row_ovar(p, t) == V_COL_AGG ? klen[c] : 1;
+        sb_printf(b, "        for (int r = 0; r < CG_RB; r++)\n"
+                     "            for (int k = 0; k < %d; k++) {\n"
+                     "                cg_kadd(&o%d[k], &o%d[%d + k], ls%d[k][r]);\n"
+                     "                cg_kadd(&o%d[k], &o%d[%d + k], lc%d[k][r]);\n"
+                     "            }\n", w, t, t, w, t, t, t, w, t);
+        g->lane[t] = false;
+    }
+    g->klen = NULL;
+    free(klen);
     /* the accumulators into the partials: transposed (k x n) for
      * t(main) %*% q, n x k for t(q) %*% main (emit_row_out's layouts) */
     for (int i = 0; i < p->nn; i++) {

@@ -330,7 +330,10 @@ static void test_row_b1(bool quick)
                         count_str(ex, "CPlan ROW COL_AGG"));
                 /* widths 2..16: the generated loops are specialized */
                 bool spec = k <= 16;
-                T_CHECK((count_str(ex, "cg_bvm(") > 0) == spec && (count_str(ex, "cg_bouter(") > 0) == spec,
+                /* (cg_bvm_c, cg_bouter_c: by columns under emit_row_soa) */
+                int nbvm = count_str(ex, "cg_bvm(") + count_str(ex, "cg_bvm_c(");
+                int nbouter = count_str(ex, "cg_bouter(") + count_str(ex, "cg_bouter_c(");
+                T_CHECK((nbvm > 0) == spec && (nbouter > 0) == spec,
                         "%s: blocked kernels %s", what, spec ? "missing" : "unexpected");
                 free(ex);
             }
@@ -417,8 +420,8 @@ static void test_row_kmeans(bool quick)
                         "%s: index aggregates not fused", what);
                 /* no n x k intermediate: every product inside a Row plan */
                 T_CHECK(count_str(ex, "ba(+*)") >= nrow + 2, "%s: %d fused products", what, count_str(ex, "ba(+*)"));
-                T_CHECK((count_str(ex, "cg_bvm(") > 0) == (k <= 16), "%s: blocked kernels %s", what,
-                        k <= 16 ? "missing" : "unexpected");
+                T_CHECK((count_str(ex, "cg_bvm(") + count_str(ex, "cg_bvm_c(") > 0) == (k <= 16),
+                        "%s: blocked kernels %s", what, k <= 16 ? "missing" : "unexpected");
                 free(ex);
             }
             if (m >= 1000) same_across_threads(what, src, &t_pols[2].o, NI, nm, ins, NO, on);
@@ -492,6 +495,13 @@ static void test_row_multi(bool quick)
                 T_CHECK((count_str(ex, "soa: the block's row body") >= 1) == (k <= 16),
                         "%s: block row body by columns %s\n%s", what, k <= 16 ? "missing" : "unexpected",
                         ex ? ex : "");
+                /* and then the block's products by columns (cg_bvm_c), the
+                 * centroid sums from the loop's P (cg_bouter_c), w and cnt
+                 * summed per row lane (soa_lane): no per-row Kahan chain */
+                T_CHECK((count_str(ex, "cg_bvm_c(ab") >= 1 && count_str(ex, "cg_bouter_c(ab") >= 1 &&
+                         count_str(ex, "cg_kadd(&ls") >= 2) == (k <= 16),
+                        "%s: products, rank updates and sums by columns %s\n%s", what,
+                        k <= 16 ? "missing" : "unexpected", ex ? ex : "");
                 free(ex);
                 free(src2);
             }
@@ -611,7 +621,9 @@ static void test_row_blk(bool quick)
                 if (s == 1 && !big) {
                     char *ex = explain_text(src, CG_FUSE_ALL, NI, nm, ins, NO, on);
                     bool spec = k >= 2 && k <= 16;
-                    T_CHECK((count_str(ex, "cg_bvm(ab") >= 3 && count_str(ex, "cg_bouter(ab") >= 2) == spec,
+                    int nbvm = count_str(ex, "cg_bvm(ab") + count_str(ex, "cg_bvm_c(ab");
+                    int nbouter = count_str(ex, "cg_bouter(ab") + count_str(ex, "cg_bouter_c(ab");
+                    T_CHECK((nbvm >= 3 && nbouter >= 2) == spec,
                             "%s: blocked kernels %s\n%s", what, spec ? "missing" : "unexpected", ex ? ex : "");
                     free(ex);
                 }
