@@ -438,8 +438,6 @@ static void row_elem(const Gen *g, int n, char *buf, size_t len)
 {
     const CNode *x = &g->p->n[n];
     if (g->soa && x->vc == VC_VEC && x->kind == CN_MM) {
-        int k = cplan_row_kwidth(g->p, n);
-        (void)k;
         snprintf(buf, len, "bq%d[k * CG_RB + r]", n);
         return;
     }
