@@ -470,20 +470,27 @@ static bool ew_cone(const Hop *x, const int *uses, char *taken, int depth)
     return true;
 }
 
-/* Is the full aggregate h of elementwise work x left to codegen (on):
- * its Cell FULL_AGG operator (a launch and at most its combine) costs
- * less by the device profile than the stitched plan (a region writing
- * a row vector, then the two-stage full aggregate over it)? */
+/* The elementwise input x of h when h is a full aggregate to a scalar
+ * of x alone (x used only there, of known size), else NULL */
+static Hop *ew_full_agg(const Hop *h, const int *uses)
+{
+    Hop *x = h->kind == H_AGG && h->nin == 1 ? h->in[0] : NULL;
+    if (!x || h->dir != DIR_FULL || h->dt != DT_SCALAR || !space_known(x) || uses[x->id] != 1 ||
+        (x->kind != H_UNARY && x->kind != H_BINARY))
+        return NULL;
+    return x;
+}
+
+/* Is the full aggregate h (sum, sumsq, min, max) of elementwise work
+ * alone left to codegen (on)? Its Cell FULL_AGG operator (a launch and
+ * at most its combine) always costs less than the stitched plan (a
+ * region's launch writing a row vector, then the two-stage full
+ * aggregate reading it: one launch more and the vector's traffic). */
 static bool left_to_codegen(const Hop *h, const int *uses, bool codegen)
 {
-    const Hop *x = h->kind == H_AGG && h->nin == 1 ? h->in[0] : NULL;
-    if (!codegen || !x || h->dir != DIR_FULL || h->dt != DT_SCALAR || !space_known(x) || uses[x->id] != 1 ||
-        (x->kind != H_UNARY && x->kind != H_BINARY) ||
-        (h->op != OP_SUM && h->op != OP_SUMSQ && h->op != OP_AMIN && h->op != OP_AMAX) || !ew_cone(x, uses, NULL, 0))
-        return false;
-    GpuProfile g = gpu_profile();
-    double vec = (double)x->rows * 8;
-    return 2 * g.launch_s < 3 * g.launch_s + 2 * vec / g.bw;
+    const Hop *x = codegen ? ew_full_agg(h, uses) : NULL;
+    return x && (h->op == OP_SUM || h->op == OP_SUMSQ || h->op == OP_AMIN || h->op == OP_AMAX) &&
+           ew_cone(x, uses, NULL, 0);
 }
 
 /* full aggregates of elementwise work (used only there) over at least
@@ -499,10 +506,8 @@ static void split_full_aggs(HopDag *d, bool codegen)
         for (int i = 0; i < order[k]->nin; i++)
             if (order[k]->in[i]) uses[order[k]->in[i]->id]++;
     for (int k = 0; uses && k < n; k++) {
-        Hop *h = order[k], *x = h->kind == H_AGG && h->nin == 1 ? h->in[0] : NULL;
-        if (!x || h->dir != DIR_FULL || h->dt != DT_SCALAR || !space_known(x) || uses[x->id] != 1 ||
-            (x->kind != H_UNARY && x->kind != H_BINARY) ||
-            (h->op != OP_SUM && h->op != OP_SUMSQ && h->op != OP_MEAN && h->op != OP_AMIN && h->op != OP_AMAX) ||
+        Hop *h = order[k], *x = ew_full_agg(h, uses);
+        if (!x || (h->op != OP_SUM && h->op != OP_SUMSQ && h->op != OP_MEAN && h->op != OP_AMIN && h->op != OP_AMAX) ||
             left_to_codegen(h, uses, codegen))
             continue;
         Hop *r = hop_agg(d, h->op, DIR_ROW, x, h->span);
