@@ -73,6 +73,33 @@ MB *k_transpose(const MB *a, BrErr *e)
 
 /* ---------------------------------------------------------------- rev() */
 
+static int64_t kept_made, kept_reused;
+
+void k_transpose_kept_counts(int64_t *made, int64_t *reused)
+{
+    *made = __atomic_load_n(&kept_made, __ATOMIC_RELAXED);
+    *reused = __atomic_load_n(&kept_reused, __ATOMIC_RELAXED);
+}
+
+MB *k_transpose_kept(const MB *a, BrErr *e)
+{
+    if (!a->sparse || a->cmb || a->ext || __atomic_load_n(&a->dev, __ATOMIC_ACQUIRE)) return k_transpose(a, e);
+    MB *t = __atomic_load_n(&a->t_copy, __ATOMIC_ACQUIRE);
+    if (t) {
+        assert(t->rows == a->cols && t->cols == a->rows && t->nnz == a->nnz);
+        __atomic_add_fetch(&kept_reused, 1, __ATOMIC_RELAXED);
+        return mb_retain(t);
+    }
+    if (!(t = k_transpose(a, e))) return NULL;
+    __atomic_add_fetch(&kept_made, 1, __ATOMIC_RELAXED);
+    /* (two callers at once, parfor workers over one W: the first one's
+     * stays, the other's is theirs alone) */
+    MB *was = NULL;
+    if (__atomic_compare_exchange_n(&((MB *)a)->t_copy, &was, t, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        mb_retain(t);
+    return t;
+}
+
 MB *k_rev(const MB *a, BrErr *e)
 {
     assert(mb_valid(a, false));

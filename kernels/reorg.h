@@ -28,6 +28,15 @@
 
 /* t(a): cols x rows. */
 MB *k_transpose(const MB *a, BrErr *e);
+/* t(a) as k_transpose, kept on a host sparse a (MB.t_copy) for the next
+ * caller while a's values stay (mb_values_changed drops it): an operator
+ * driven by the columns of a loop-invariant sparse W (Outer's right_mm)
+ * transposes W once, not once per call. Other blocks (dense, compressed,
+ * borrowed storage, on the device) are transposed afresh. A new reference
+ * either way (release it); the kept block is never to be modified. */
+MB *k_transpose_kept(const MB *a, BrErr *e);
+/* Transposes k_transpose_kept has made and reused (counted from 0). */
+void k_transpose_kept_counts(int64_t *made, int64_t *reused);
 /* rev(a): the rows in reverse order. */
 MB *k_rev(const MB *a, BrErr *e);
 /* diag(a): column vector n x 1 -> n x n diagonal matrix; square n x n ->

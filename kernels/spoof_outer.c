@@ -136,7 +136,7 @@ static int octx_init(OCtx *x, const SpoofOuter *op, BrErr *e)
              * kept sparse (densifying m x n cells per call cost ALS-CG
              * a quarter of its time in fresh-page zeroing) */
             if (bycol) {
-                MB *t = k_transpose(m, e);
+                MB *t = k_transpose_kept(m, e);   /* (kept on m for the next call) */
                 if (t && !t->sparse) {
                     MB *s = mb_to_sparse(t, e);
                     mb_release(t);
@@ -159,7 +159,9 @@ static int octx_init(OCtx *x, const SpoofOuter *op, BrErr *e)
     if (w->cmb) { x->w = w; x->wz = true; return 0; }   /* by rows, or run_cols_cz */
     if (w->cmb && !(w = x->dec[n] = decompress(w, e))) { octx_free(x); return e->code; }
     MB *cw = NULL;
-    if (bycol) cw = k_transpose(w, e);
+    /* by columns, t(W) is kept on W: a loop-invariant W (ALS-CG's) is
+     * transposed once, not on every call */
+    if (bycol) cw = k_transpose_kept(w, e);
     else if (!w->sparse) cw = mb_to_sparse(w, e);
     if ((bycol || !w->sparse) && !cw) { octx_free(x); return e->code; }
     if (cw && !cw->sparse) {

@@ -185,17 +185,19 @@ void mb_fin_set(MB *m, bool nonfinite)
     if (m && !m->ext) __atomic_store_n(&m->fin, nonfinite ? MB_FIN_NONFINITE : MB_FIN_FINITE, __ATOMIC_RELAXED);
 }
 
-static void drop_cla_copy(MB *m)
+/* The copies derived from the block's values (MB.cla_copy, MB.t_copy). */
+static void drop_copies(MB *m)
 {
     MB *c = __atomic_exchange_n(&m->cla_copy, NULL, __ATOMIC_ACQ_REL);
     if (c && c != m) mb_release(c);
+    mb_release(__atomic_exchange_n(&m->t_copy, NULL, __ATOMIC_ACQ_REL));
 }
 
 void mb_values_changed(MB *m)
 {
     if (!m) return;
     __atomic_store_n(&m->fin, MB_FIN_UNKNOWN, __ATOMIC_RELAXED);
-    drop_cla_copy(m);
+    drop_copies(m);
 }
 
 /* Reads every stored value of a host block. */
@@ -281,7 +283,7 @@ void mb_release(MB *m)
     int left = __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL);
     assert(left >= 0);   /* released more often than retained */
     if (left > 0) return;
-    drop_cla_copy(m);
+    drop_copies(m);
     mb_free_data(m);
     cmb_free(m->cmb);
     free(m);

@@ -67,6 +67,11 @@ typedef struct MB {
      * itself when compression kept it; set once (atomically), dropped by
      * mb_values_changed */
     struct MB *cla_copy;
+    /* the block's transpose, kept by the first operator that wanted it
+     * (k_transpose_kept, kernels/reorg.c: an Outer operator driven by the
+     * columns of a loop-invariant W): owned; set once (atomically),
+     * dropped by mb_values_changed and when the block is freed */
+    struct MB *t_copy;
     unsigned ext;       /* MB_EXT_* bits: arrays borrowed, not owned */
     void (*ext_free)(void *ctx); /* called once when the block is freed */
     void *ext_ctx;

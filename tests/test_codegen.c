@@ -9,7 +9,8 @@
  *    inputs: results equal the unfused plan (1e-10; 1e-8 outer products)
  *    under every policy, in the interpreted fallback and with asynchronous
  *    compilation, and the chosen
- *    plan has the expected fused operators;
+ *    plan has the expected fused operators; the ALS-CG rule in a loop
+ *    transposes W once (t(W) kept on W, dropped by a write into W);
  *  - aggregations of every direction and vector broadcasts, shapes with 0
  *    rows, vectors, 1x1;
  *  - Row B1 variants (X %*% V rows of a side matrix's width: no_agg,
@@ -40,6 +41,7 @@
 #include <string.h>
 
 #include "kernels/cla.h"
+#include "kernels/reorg.h"
 #include "matrix/cmb.h"
 #include "plan/recompile.h"
 #include "tests/t.h"
@@ -1859,6 +1861,72 @@ static void test_outer_shared_t(void)
     mb_release(V);
 }
 
+/* ALS-CG's by-column Outer operator (t(t(U) %*% (W * (U %*% t(S))))) in
+ * a loop over one sparse W: t(W) is made once and kept on W
+ * (k_transpose_kept), the other calls reuse it; the results equal the
+ * unfused plan's. A write into W between the calls (in place: a copy of
+ * the input, so the loop's only holder) drops the kept transpose, and the
+ * next call sees the new values. */
+static void test_outer_kept_t(void)
+{
+    const char *nm[] = {"W", "U", "V"};
+    for (int sp = 0; sp < 2; sp++) {
+        MB *W = t_gen(400, 300, sp ? 0.02 : 0.3, 0.1, 1, true), *U = t_gen(400, 6, 1, -1, 1, false);
+        MB *V = t_gen(300, 6, 1, -1, 1, false);
+        MB *ins[] = {W, U, V};
+        const char *on[] = {"A"};
+        const char *loop = "A = matrix(0, rows=ncol(W), cols=ncol(U))\n"
+                           "for (i in 1:4) {\n"
+                           "  S = V * i\n"
+                           "  A = A + t(t(U) %*% (W * (U %*% t(S))))\n"
+                           "}\n";
+        const char *write = "W2 = W\nW2[1, 2] = 5\n"
+                            "A = matrix(0, rows=ncol(W), cols=ncol(U))\n"
+                            "for (i in 1:4) {\n"
+                            "  A = A + t(t(U) %*% (W2 * (U %*% t(V * i))))\n"
+                            "  W2[i, i + 1] = i * 3\n"
+                            "}\n";
+        for (int s = 0; s < 2; s++) {
+            char what[64];
+            snprintf(what, sizeof what, "outer kept t(W) %s%s", s ? "after writes " : "", sp ? "2%" : "30%");
+            const char *src = s ? write : loop;
+            check_all(what, src, 3, nm, ins, 1, on, 1e-10, 2, NULL);
+            /* (a new copy of W: the runs above left theirs kept on W) */
+            TRun got;
+            int64_t m0, r0, m1, r1;
+            BrErr e = {0};
+            MB *cins[] = {mb_copy(W, &e), U, V};
+            k_transpose_kept_counts(&m0, &r0);
+            t_run_dml(src, &t_pols[2].o, 3, nm, cins, 1, on, &got);
+            k_transpose_kept_counts(&m1, &r1);
+            mb_release(cins[0]);
+            T_CHECK(got.rc == 0 && got.st.fused[3] >= 1, "%s: %s, %lld Outer operators", what, got.err,
+                    (long long)got.st.fused[3]);
+            /* (4 calls: one transpose made, 3 reused; after each write a new one) */
+            T_CHECK(m1 - m0 == (s ? 4 : 1) && r1 - r0 == (s ? 0 : 3), "%s: %lld transposes made, %lld reused", what,
+                    (long long)(m1 - m0), (long long)(r1 - r0));
+            t_run_free(&got);
+        }
+        mb_release(W);
+        mb_release(U);
+        mb_release(V);
+    }
+    /* the kernel: kept while the values stay, dropped by an in-place
+     * write (the old transpose, still held, keeps the old values); a
+     * dense block's transpose is not kept */
+    BrErr e = {0};
+    MB *w = t_gen(50, 40, 0.05, 0.1, 1, true);
+    double old = mb_get(w, 0, 1);
+    MB *t1 = k_transpose_kept(w, &e), *t2 = k_transpose_kept(w, &e);
+    T_CHECK(t1 && t1 == t2 && w->t_copy == t1, "kept t(W): not kept");
+    T_CHECK(k_lix_scalar_inplace(w, 0, 1, 7.5, &e) == 0 && w->t_copy == NULL, "kept t(W): not dropped by a write");
+    MB *t3 = k_transpose_kept(w, &e);
+    T_CHECK(t3 && t3 != t1 && mb_get(t3, 1, 0) == 7.5 && mb_get(t1, 1, 0) == old, "kept t(W): stale after a write");
+    MB *d = mb_to_dense(w, &e), *d1 = k_transpose_kept(d, &e), *d2 = k_transpose_kept(d, &e);
+    T_CHECK(d1 && d2 && d1 != d2 && d->t_copy == NULL && mb_equal(d1, t3, 0), "kept t(W): a dense block's kept");
+    mb_release(t1); mb_release(t2); mb_release(t3); mb_release(d1); mb_release(d2); mb_release(d); mb_release(w);
+}
+
 static void test_selection(void)
 {
     const char *nm[] = {"X"};
@@ -1998,6 +2066,7 @@ int main(void)
     RUN(test_selection);
     RUN(test_no_redundancy);
     RUN(test_outer_shared_t);
+    RUN(test_outer_kept_t);
     RUN(test_cost_decisions);
     RUN(test_cost_outer_cut);
     RUN(test_outer_blocked);
