@@ -839,7 +839,13 @@ FB *tf_decode(const MB *x, const char *spec, const FB *m, BrErr *e)
         meta_domain(&t.c[j], m, j);
     }
     int64_t ncol = layout(&t);
-    if (ncol != x->cols) {
+    bool dummy = false;
+    for (int64_t j = 0; j < t.n; j++) dummy = dummy || t.c[j].dummy;
+    /* without dummy coding, SystemDS's DecoderFactory decodes the first
+       min(ncol(meta), ncol(x)) columns: a matrix with more columns than the
+       metadata decodes its leading ones (entity-clustering.dml decodes
+       cbind(row, col, value) with the metadata of two columns) */
+    if (ncol != x->cols && (dummy || x->cols < ncol)) {
         br_err(e, BR_EDIM, "transformdecode: dimension mismatch: the matrix has %lld columns, the spec and metadata give %lld",
                (long long)x->cols, (long long)ncol);
         goto out;

@@ -53,7 +53,8 @@ int tf_encode(const FB *f, const char *spec, MB **x, FB **m, BrErr *e);
  * metadata. Returns a new matrix (caller releases) or NULL with e set. */
 MB *tf_apply(const FB *f, const char *spec, const FB *m, BrErr *e);
 /* transformdecode(target=X, spec, meta=M): a new frame (caller releases)
- * with M's columns, or NULL with e set. */
+ * with M's columns, or NULL with e set. Without dummy coding, X may have
+ * more columns than M describes: its leading ones are decoded (SystemDS). */
 FB *tf_decode(const MB *x, const char *spec, const FB *m, BrErr *e);
 /* transformcolmap(target=M, spec): per input column one row [column,
  * first output column, last output column] (1-based). New matrix or NULL. */

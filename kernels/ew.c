@@ -581,6 +581,12 @@ MB *k_binary(OpCode op, const MB *a, const MB *b, BrErr *e)
     if (!check_binary(op, e)) return NULL;
     Mode ma, mb;
     int64_t M, N;
+    /* a right operand of 1 x 1 that fits no other rule is a scalar:
+       SystemDS's simplifyScalarMVBinaryOperation (X * y -> X *
+       as.scalar(y)) applies wherever y's 1 x 1 size is known, as for
+       dout[n, k] in its nn library's max_pool2d backward */
+    if (b->rows == 1 && b->cols == 1 && !(a->rows == 1 || a->cols == 1))
+        return k_binary_ms(op, a, mb_get(b, 0, 0), e);
     if (resolve_shapes(a, b, &ma, &mb, &M, &N, e)) return NULL;
     int fl = op_info[op].flags;
     int cls = (fl & OF_MULT) ? CL_MULT : (fl & OF_SAFE) ? CL_SAFE : CL_DENSE;

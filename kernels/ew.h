@@ -26,7 +26,9 @@ MB *k_unary(OpCode op, const MB *a, BrErr *e);
  * order): equal; b a row vector (1 x ncol(a)) or a column vector
  * (nrow(a) x 1) broadcast over a; a a row vector (1 x ncol(b)) or column
  * vector (nrow(b) x 1) broadcast over b; a (m x 1) with b (1 x n) gives the
- * m x n outer result. Anything else: error "dimension mismatch". */
+ * m x n outer result; b of 1 x 1 with any a: a op as.scalar(b)
+ * (SystemDS's simplifyScalarMVBinaryOperation). Anything else: error
+ * "dimension mismatch". */
 MB *k_binary(OpCode op, const MB *a, const MB *b, BrErr *e);
 
 /* a op s (matrix-scalar) and s op a (scalar-matrix). */

@@ -202,7 +202,7 @@ MB *k_table(const MB *A, double as, const MB *B, double bs, const MB *W,
         else if ((ops[i]->rows != ref->rows || ops[i]->cols != ref->cols) &&
                  !(is_vec(ops[i]) && is_vec(ref) &&   /* a row and a column vector */
                    ops[i]->rows * ops[i]->cols == ref->rows * ref->cols) &&
-                 !(ops[i]->rows >= ref->rows && ops[i]->cols > ref->cols)) {
+                 !(ops[i]->rows >= ref->rows && ops[i]->cols >= ref->cols)) {
             br_err(e, BR_EDIM, "table: dimension mismatch: inputs of shapes "
                    "%lldx%lld and %lldx%lld", (long long)ref->rows,
                    (long long)ref->cols, (long long)ops[i]->rows,

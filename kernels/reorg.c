@@ -415,8 +415,23 @@ MB *k_rmempty(const MB *a, bool rows, const MB *select, bool empty_return,
               BrErr *e)
 {
     int64_t m = a->rows, n = a->cols, len = rows ? m : n;
-    if (select && ((select->rows != 1 && select->cols != 1) ||
-                   select->rows * select->cols != len)) {
+    /* a select with more cells than the margin: SystemDS's LibMatrixReorg
+       reads its cells in row-major order as the flags of the first len
+       rows (columns); the target comes back unchanged when the select's
+       non-zeros number len, and the rows margin has as many rows as the
+       select has non-zeros, the kept rows first, then zero rows */
+    bool longer = select && select->rows * select->cols > len;
+    int64_t selnz = 0;
+    if (longer) {
+        if (!select->sparse) {
+            for (int64_t i = 0; i < select->rows * select->cols; i++) selnz += select->d[i] != 0;
+        } else {
+            for (int64_t k = 0; k < select->rp[select->rows]; k++) selnz += select->v[k] != 0;
+        }
+        if (selnz == len) return mb_finish(mb_copy(a, e), e);
+    }
+    if (select && !longer && ((select->rows != 1 && select->cols != 1) ||
+                              select->rows * select->cols != len)) {
         br_err(e, BR_EDIM, "removeEmpty: dimension mismatch: select is "
                "%lldx%lld but the target has %lld %s", (long long)select->rows,
                (long long)select->cols, (long long)len, rows ? "rows" : "columns");
@@ -430,8 +445,10 @@ MB *k_rmempty(const MB *a, bool rows, const MB *select, bool empty_return,
             for (int64_t i = 0; i < len; i++) keep[i] = select->d[i] != 0;
         } else {
             for (int64_t i = 0; i < select->rows; i++)
-                for (int64_t k = select->rp[i]; k < select->rp[i + 1]; k++)
-                    if (select->v[k] != 0) keep[i * select->cols + select->ci[k]] = 1;
+                for (int64_t k = select->rp[i]; k < select->rp[i + 1]; k++) {
+                    int64_t cell = i * select->cols + select->ci[k];
+                    if (select->v[k] != 0 && cell < len) keep[cell] = 1;
+                }
         }
     } else if (a->sparse) {
         for (int64_t i = 0; i < m; i++)
@@ -448,9 +465,10 @@ MB *k_rmempty(const MB *a, bool rows, const MB *select, bool empty_return,
     for (int64_t i = 0; i < len; i++) map[i] = keep[i] ? kept++ : -1;
     free(keep);
     MB *c = NULL;
+    int64_t total = rows && longer ? BR_MAX(selnz, empty_return ? 1 : 0) : kept;
     if (kept == 0) {
         int64_t z = empty_return ? 1 : 0;
-        c = rows ? mb_empty(z, n, e) : mb_empty(m, z, e);
+        c = rows ? mb_empty(longer ? total : z, n, e) : mb_empty(m, z, e);
     } else if (rows) {
         int64_t *src = br_malloc((size_t)kept * sizeof(int64_t));
         if (!src) { free(map); return mb_oom(NULL, e); }
@@ -506,6 +524,13 @@ MB *k_rmempty(const MB *a, bool rows, const MB *select, bool empty_return,
         }
     }
     free(map);
+    if (c && rows && kept > 0 && total > kept) {   /* SystemDS's zero rows */
+        MB *z = mb_empty(total - kept, n, e), *parts[2] = {c, z};
+        MB *r = z ? k_rbind(2, (const MB *const *)parts, e) : NULL;
+        mb_release(z);
+        mb_release(c);
+        c = r;
+    }
     return mb_finish(c, e);
 }
 

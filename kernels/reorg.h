@@ -63,7 +63,10 @@ MB *k_order_multi(const MB *a, const int64_t *by, int64_t nby, bool decreasing,
  * keeps the rows (columns) with a non-zero, or, with select (a vector with
  * one entry per row (column)), exactly those whose select entry is
  * non-zero. When nothing is kept: 1 x ncol (nrow x 1) zeros if
- * empty_return, else 0 x ncol (nrow x 0). */
+ * empty_return, else 0 x ncol (nrow x 0). A select with more cells than
+ * that (any shape) acts as SystemDS's: its first cells in row-major order
+ * select; a unchanged when its non-zeros number nrow (ncol); with rows,
+ * as many rows as its non-zeros, the kept rows first, then zero rows. */
 MB *k_rmempty(const MB *a, bool rows, const MB *select, bool empty_return,
               BrErr *e);
 /* replace(a, pattern=, replacement=): pattern NaN matches NaN cells;
@@ -117,8 +120,10 @@ MB *k_rbind(int n, const MB *const *ms, BrErr *e);
  * scalar (as, bs, ws) broadcast over the length of the matrix operands;
  * all matrix operands must have the same shape ("dimension"), except that
  * a row and a column vector of the same length pair up in order, and an
- * operand with more columns (and at least as many rows) than the first one
- * contributes its leading block of the first one's shape (SystemDS). Ids are
+ * operand with more rows or columns (and at least as many of both) than
+ * the first one contributes its leading block of the first one's shape
+ * (SystemDS's MatrixBlock.ctableOperations loops over the first operand's
+ * cells and reads the others at the same index). Ids are
  * 1-based (floored); a non-positive id is an error; tuples with a NaN are
  * skipped. The output is max(A) x max(B) when odim1/odim2 < 0, else exactly
  * odim1 x odim2 (entries outside are dropped). */

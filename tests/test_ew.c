@@ -173,8 +173,22 @@ static void sweep_broadcast(void)
                     mb_release(a); mb_release(b);
                 }
     /* shape errors */
-    const int64_t bad[][4] = { {3, 4, 4, 3}, {1, 1, 3, 4}, {3, 4, 1, 1}, {2, 3, 1, 2},
+    const int64_t bad[][4] = { {3, 4, 4, 3}, {1, 1, 3, 4}, {2, 3, 1, 2},
                                {2, 3, 3, 1}, {1, 3, 2, 1} };
+    /* a right operand of 1 x 1 is a scalar (SystemDS's
+     * simplifyScalarMVBinaryOperation); a left one is not (above) */
+    for (int sp = 0; sp < 2; sp++) {
+        const OpCode sops[] = {OP_PLUS, OP_MINUS, OP_MULT, OP_DIV, OP_LT, OP_POW};
+        MB *a = rnd(3, 4, sp ? 0.3 : 1, sp), *b = rnd(1, 1, 1, true);
+        for (size_t o = 0; o < sizeof sops / sizeof *sops; o++) {
+            BrErr e2 = {0};
+            MB *r = k_binary(sops[o], a, b, &e2), *want = k_binary_ms(sops[o], a, mb_get(b, 0, 0), &e2);
+            T_CHECK(r && want, "matrix op 1x1 as scalar: %s", e2.msg);
+            if (r && want) T_MB_EQ(r, want, 0, "matrix %s 1x1 sparse %d", op_info[sops[o]].name, sp);
+            mb_release(r); mb_release(want);
+        }
+        mb_release(a); mb_release(b);
+    }
     for (size_t c = 0; c < sizeof bad / sizeof *bad; c++) {
         MB *a = rnd(bad[c][0], bad[c][1], 1, false), *b = rnd(bad[c][2], bad[c][3], 1, true);
         BrErr e2 = {0};

@@ -611,7 +611,22 @@ static void table_tests(void)
     r = k_table(im, 0, sm, 0, NULL, 1, -1, -1, &e);
     T_CHECK(r != NULL, "table column vector x wider matrix");
     if (r) T_MB_EQ(r, pm, 0, "table column vector x wider matrix");
-    mb_release(r); mb_release(im); mb_release(sm); mb_release(pm);
+    mb_release(r);
+    /* a longer second operand and weight contribute their leading rows
+     * (SystemDS's entity-resolution preprocessing: table(ids, tokens, w)
+     * with one token row more); a shorter one stays an error */
+    double lt[] = {2, 3, 1, 9}, lw[] = {0.5, 2, 4, 7}, lwant[] = {0, 0.5, 0, 0, 0, 2, 4, 0, 0};
+    MB *lm = from(lt, 4, 1), *lwm = from(lw, 4, 1), *lwn = from(lwant, 3, 3);
+    br_err_clear(&e);
+    r = k_table(im, 0, lm, 0, lwm, 0, -1, -1, &e);
+    T_CHECK(r != NULL, "table column vector x longer vector and weight");
+    if (r) T_MB_EQ(r, lwn, 0, "table column vector x longer vector and weight");
+    mb_release(r);
+    br_err_clear(&e);
+    r = k_table(lm, 0, im, 0, NULL, 1, -1, -1, &e);
+    T_CHECK(!r && strstr(e.msg, "dimension"), "table: a shorter second operand is a shape mismatch");
+    mb_release(lm); mb_release(lwm); mb_release(lwn);
+    mb_release(im); mb_release(sm); mb_release(pm);
     mb_release(rm); mb_release(cm); mb_release(tv); mb_release(sq); mb_release(r4);
     mb_release(bm); mb_release(a); mb_release(b); mb_release(w);
 

@@ -768,9 +768,10 @@ sys_case("app_parfor_bivariate", "applications/parfor/parfor_bivariate",
 
 # Twins only SystemDS's own script computes: no braid builtin implements
 # the algorithm, and a braid script of the same length would be a copy of
-# it. rtwins.py gen writes their R numbers and appdml.py runs SystemDS's
-# script with braid's interpreter against them; rtwins.py run (CI) leaves
-# them out.
+# it. rtwins.py gen writes their R numbers; appsys.py (which rtwins.py
+# run calls in CI when a SystemDS mirror is there) and appdml.py run
+# SystemDS's script with braid's interpreter against them; rtwins.py's own
+# batch of braid's library leaves them out.
 SYS_ONLY = []
 
 

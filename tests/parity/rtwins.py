@@ -35,8 +35,11 @@ with fixed seeds (stable across Python versions), written with 17
 significant digits, so R and braid read the same numbers.
 
 rtwins/known.txt lists what still differs ("<case>/<output>: reason"); such
-an output passes only while it still differs. run prints PASS/FAIL/KNOWN
-lines, each with the largest absolute difference, and "N passed, M failed".
+an output passes only while it still differs. run then runs appsys.py's
+checks (SystemDS's application scripts read from a SystemDS mirror, with
+braid's interpreter; skipped when there is no mirror). It prints
+PASS/FAIL/KNOWN lines, each with the largest absolute difference, and "N
+passed, M failed".
 
 triage explains each difference: it also runs the case with SystemDS's
 own builtin scripts in place of braid's library (as gen.py does: exported
@@ -57,6 +60,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import rtwins_cases  # noqa: E402
 import apptwins_cases  # noqa: E402
+import appsys  # noqa: E402
 from run import scratch_dir  # noqa: E402
 
 EXPECTED = os.path.join(HERE, "rtwins", "expected")
@@ -466,8 +470,10 @@ def run(braid, filt):
                 passed += 1
             else:
                 failed += 1
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    # SystemDS's application scripts from its mirror (skipped without one)
+    p, f = appsys.run_all(braid, filt)
+    print("%d passed, %d failed" % (passed + p, failed + f))
+    return 1 if failed + f else 0
 
 
 def triage(braid, mirror, work, filt):

@@ -874,3 +874,36 @@ for sp in (0.9, 0.1):
          {"A": lambda sp=sp: rand(70, 50, -0.05, 1, sp, 7)},
          "write(sigmoid(read($A)), $B, format=\"csv\")\n",
          {"B": {}}, peer="sigmoid")
+
+# BuiltinOutlierTest: outlier(X, opposite) per column, 1765 x 392 in
+# [-1, 1] at sparsity 0.7 and 0.1 (here 300 x 40), opposite FALSE and
+# TRUE; eps 1e-8. No Debian library has outliers' outlier: the reference
+# is rtwins_peers.py's outlier_of, written from the package's manual.
+for sp in (0.7, 0.1):
+    for opp in ("FALSE", "TRUE"):
+        case("outlier_%g_%s" % (sp, opp), "outlier", ["{IN}", opp, "{EXP}"],
+             {"A": lambda sp=sp: rand(300, 40, -1, 1, sp, 7)},
+             "write(outlier(read($A), %s), $B, format=\"csv\")\n" % opp,
+             {"B": {}}, tol=1e-8, peer="outlier")
+
+# MultipleBuiltinsTest: outlier(winsorize(X), FALSE) of 1765 x 1 in
+# [-1, 1] at sparsity 0.99; eps 1e-4. Reference: DescTools' Winsorize
+# (type-7 quantiles, as the winsorize twin) and outlier_of.
+case("multipleBuiltins", "multipleBuiltins", ["{IN}", "{EXP}"],
+     {"A": lambda: rand(1765, 1, -1, 1, 0.99, 7)},
+     "Y = winsorize(X=read($A), verbose=FALSE)\n"
+     "write(outlier(Y, FALSE), $B, format=\"csv\")\n",
+     {"B": {}}, tol=1e-4, peer="multiple_builtins")
+
+# BuiltinStatsNATest: statsNA(X, bins) of a series in [-10, 10] at
+# sparsity 0.6, its zeros NaN; (bins, length) (1, 100), (4, 100),
+# (100, 1000), (100, 10000); eps 1e-3. No Debian library has imputeTS'
+# statsNA: the reference is rtwins_peers.py's stats_na, written from the
+# package's manual.
+for bins, n in ((1, 100), (4, 100), (100, 1000), (100, 10000)):
+    case("statsNA_%d_%d" % (bins, n), "statsNATest",
+         ["{IN}", str(bins), "{EXP}"],
+         {"A": lambda n=n: rand(n, 1, -10, 10, 0.6, 7)},
+         "A = replace(target=read($A), pattern=0, replacement=NaN)\n"
+         "write(statsNA(A, %d, FALSE), $Out, format=\"csv\")\n" % bins,
+         {"Out": {}}, tol=1e-3, peer="stats_na")

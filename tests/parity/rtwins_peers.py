@@ -14,7 +14,11 @@ EXP/<output> in Matrix Market array format, which `gen` turns into the
 committed reference as it does R's files. Needs Debian's python3 with
 python3-sklearn, python3-scipy, python3-pandas (or the interpreter named
 by BRAID_REF_PYTHON). Each function below says which R function it stands
-for and why the peer computes the same.
+for and why the peer computes the same. Where no Debian library computes
+the function (outliers' outlier, imputeTS' statsNA), the function here
+computes it from the R package's documented semantics, quoted in its
+docstring: our own code, written from the manual, never from the
+package's source.
 """
 
 import os
@@ -135,7 +139,79 @@ def sigmoid(indir, expdir):
     write(expdir, "B", expit(read(indir, "A")))
 
 
+def outlier_of(A, opposite):
+    """outliers::outlier(x, opposite, logical=FALSE) per column of a
+    matrix. Its manual (CRAN package outliers): "Finds value with largest
+    difference between it and sample mean, which can be an outlier";
+    opposite: "if set to TRUE, gives opposite value (if largest value has
+    maximum difference from the mean, it gives smallest and vice versa)";
+    logical: "if set to TRUE, gives vector of logical values, and possible
+    outlier position is marked to TRUE" (the twins use the default FALSE:
+    the values); a matrix gives one value per column. So per column: the
+    maximum when max - mean >= mean - min, else the minimum, and the other
+    one with opposite. (An exact tie, which random doubles do not give,
+    picks the maximum: the manual does not say.)"""
+    out = []
+    for x in A.T:
+        mu = x.mean()
+        far_max = (x.max() - mu) >= (mu - x.min())
+        out.append(x.max() if far_max != bool(opposite) else x.min())
+    return np.array([out])
+
+
+def outlier(indir, opposite, expdir):
+    """outlier.R (arguments IN, opposite, EXP):
+    t(as.matrix(outlier(X, opposite))): the row of each column's outlier
+    (outlier_of)."""
+    write(expdir, "B", outlier_of(read(indir, "A"), opposite == "TRUE"))
+
+
+def multiple_builtins(indir, expdir):
+    """multipleBuiltins.R: outlier(Winsorize(X), opposite=FALSE) with
+    DescTools' Winsorize defaults (the 5% and 95% quantiles of type 7, as
+    winsorize() above) over the whole matrix (Winsorize takes a vector; the
+    twin's X is one column), then outlier_of."""
+    A = read(indir, "A")
+    lo, hi = np.quantile(A, [0.05, 0.95], method="linear")
+    write(expdir, "B", outlier_of(np.clip(A, lo, hi), False))
+
+
+def stats_na(indir, bins, expdir):
+    """statsNATest.R (arguments IN, bins, EXP): the input's zeros made NA, then imputeTS::statsNA(x,
+    bins, print_only=FALSE), whose manual (CRAN package imputeTS) lists
+    what it returns: the series' length, the number of NAs, their
+    percentage ("round(..., 3)" percent, as a string with "%", which the
+    twin parses and divides by 100), the number of NA gaps (runs of
+    consecutive NAs), their average size, the longest gap, the most
+    frequent gap size and the gap size that accounts for the most NAs
+    (size times count). The twin writes those 8 numbers. For a tie in the
+    last two the package takes R's which.max over the table of gap sizes,
+    sorted by size: the smallest size (the manual does not say; the
+    Java test's inputs have none). bins only shapes the printed "NAs in
+    bins" part, which the twin does not write."""
+    x = read(indir, "A")[:, 0]
+    na = (x == 0) | np.isnan(x)
+    gaps, run = [], 0
+    for v in list(na) + [False]:
+        if v:
+            run += 1
+        elif run:
+            gaps.append(run)
+            run = 0
+    n, k = len(x), int(na.sum())
+    sizes = sorted(set(gaps))
+    count = {g: gaps.count(g) for g in sizes}
+    freq = max(sizes, key=lambda g: (count[g], -g)) if gaps else 0
+    weighty = max(sizes, key=lambda g: (count[g] * g, -g)) if gaps else 0
+    write(expdir, "Out", [[n], [k], [round(k / n * 100, 3) / 100],
+                          [len(gaps)], [np.mean(gaps) if gaps else 0],
+                          [max(gaps) if gaps else 0], [freq], [weighty]])
+
+
 PEERS = {
+    "outlier": outlier,
+    "multiple_builtins": multiple_builtins,
+    "stats_na": stats_na,
     "naive_bayes_predict": naive_bayes_predict,
     "mcc": mcc,
     "impute": impute,
