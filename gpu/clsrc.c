@@ -491,6 +491,27 @@ static const char cl_kernels[] =
     "    long i = k / n, j = k - i * n;\n"
     "    out[(rl + i) * cols + cl + j] = scalar ? s : y[k];\n"
     "}\n"
+    /* left indexing over a CSR target x or source y: one work-item per
+     * row of out, x's row (CSR: zeros, then its entries), then in the
+     * range y's row (CSR: zeros, then its entries) or the scalar s */
+    "__kernel void lix_rows(long rows, long cols, long rl, long cl, long m, long n, MAT(x), MAT(y), double s,\n"
+    "                       int scalar, __global double *out)\n"
+    "{\n"
+    "    const long i = get_global_id(0);\n"
+    "    if (i >= rows) return;\n"
+    "    __global double *o = out + i * cols;\n"
+    "    if (x_sp) {\n"
+    "        for (long j = 0; j < cols; j++) o[j] = 0;\n"
+    "        for (long q = x_rp[i]; q < x_rp[i + 1]; q++) o[x_ci[q]] = x[q];\n"
+    "    } else for (long j = 0; j < cols; j++) o[j] = x[i * cols + j];\n"
+    "    if (i < rl || i >= rl + m) return;\n"
+    "    const long r = i - rl;\n"
+    "    if (scalar) { o[cl] = s; return; }\n"
+    "    if (y_sp) {\n"
+    "        for (long j = 0; j < n; j++) o[cl + j] = 0;\n"
+    "        for (long q = y_rp[r]; q < y_rp[r + 1]; q++) o[cl + y_ci[q]] = y[q];\n"
+    "    } else for (long j = 0; j < n; j++) o[cl + j] = y[r * n + j];\n"
+    "}\n"
     /* CLA decompression (docs/gpu.md, "Compressed inputs"): one group's
      * columns gc of the dense rows x cols out: mode 0 CONST (tuple 0),
      * 1 DDC1 (codes c1), 2 DDC2 (codes c2), 3 UNC (its dense rows x

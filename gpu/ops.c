@@ -10,8 +10,9 @@
  * arrays in their own kernel (clsrc.c's MAT operands) and write a dense
  * result; products and tsmm over a CSR operand run CSR kernels (csr_mm,
  * csr_csr_mm, dense_csr_mm, csr_tmm, tmm_csrb, csr_tsmm_r), dense ones
- * CLBlast. Left indexing and CLA's UNC groups take a dense copy of a
- * CSR operand made on the device first (gpu_dense_view). */
+ * CLBlast. Left indexing reads a CSR target or source as CSR
+ * (lix_rows); CLA's UNC groups take a dense copy of a CSR operand made
+ * on the device first (gpu_dense_view). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -927,24 +928,33 @@ MB *gpu_lix(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const M
     GpuBuf xb, yb = {0};
     MB *r = NULL;
     if (gpu_get(x, &xb, e) || (y && gpu_get(y, &yb, e))) return end(NULL);
-    cl_mem tx = NULL, ty = NULL, dx = gpu_dense_view(x, &xb, &tx, e), dy = dx && y ? gpu_dense_view(y, &yb, &ty, e) : NULL;
-    size_t bytes = (size_t)(x->rows * x->cols) * sizeof(double);
-    cl_mem o = dx && (dy || !y) ? out_buf(x->rows * x->cols, e) : NULL;
-    cl_long cols = x->cols, l0 = rl, c0 = cl, m = ru - rl, n = cu - cl;
+    cl_mem o = out_buf(x->rows * x->cols, e);
+    cl_long rows = x->rows, cols = x->cols, l0 = rl, c0 = cl, m = ru - rl, n = cu - cl;
     cl_int scalar = y == NULL;
     cl_double sv = s;
-    cl_int rc = o ? clEnqueueCopyBuffer(gpu_ctx.q, dx, o, 0, 0, bytes, 0, NULL, NULL) : CL_SUCCESS;
+    if (o && (xb.sparse || yb.sparse)) {
+        /* a CSR target or source: read as CSR by lix_rows, one launch
+         * (no dense copy first); the scalar form passes x as y (unread) */
+        DevMat dx = dev_mat(&xb), dy = y ? dev_mat(&yb) : dx;
+        if (!gpu_args(K(K_LIX_ROWS), e, sizeof rows, &rows, sizeof cols, &cols, sizeof l0, &l0, sizeof c0, &c0, sizeof m,
+                      &m, sizeof n, &n, MAT_ARGS(dx), MAT_ARGS(dy), sizeof sv, &sv, sizeof scalar, &scalar,
+                      sizeof(cl_mem), &o, (size_t)0) &&
+            !gpu_launch1(K(K_LIX_ROWS), (size_t)rows, 0, e))
+            r = gpu_dense_result(x->rows, x->cols, o, e), o = NULL;
+        if (o) clReleaseMemObject(o);
+        return end(r);
+    }
+    size_t bytes = (size_t)(x->rows * x->cols) * sizeof(double);
+    cl_int rc = o ? clEnqueueCopyBuffer(gpu_ctx.q, xb.d, o, 0, 0, bytes, 0, NULL, NULL) : CL_SUCCESS;
     if (rc != CL_SUCCESS) gpu_clerr(e, rc, "clEnqueueCopyBuffer");
     /* the scalar form passes the target as y (unread) */
-    cl_mem src = dy ? dy : dx;
+    cl_mem src = y ? yb.d : xb.d;
     if (o && rc == CL_SUCCESS &&
         !gpu_args(K(K_LIX), e, sizeof cols, &cols, sizeof l0, &l0, sizeof c0, &c0, sizeof m, &m, sizeof n, &n,
                   sizeof(cl_mem), &src, sizeof sv, &sv, sizeof scalar, &scalar, sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_LIX), (size_t)(m * n), 0, e))
         r = gpu_dense_result(x->rows, x->cols, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
-    if (tx) clReleaseMemObject(tx);
-    if (ty) clReleaseMemObject(ty);
     return end(r);
 }
 

@@ -207,10 +207,30 @@ static void test_ifelse_slice(void)
                  * (both refuse: the CPU reports it) */
                 int64_t h = rg[k][1] - rg[k][0], w = rg[k][3] - rg[k][2];
                 MB *src = rnd(h, w, sps[p], sp, false), *bad = rnd(h + 1, w, 1, false, false);
-                same(gpu_lix(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], src, 0, &ge),
-                     k_lix(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], src, &e), &ge, 0, "lix", r, c, sps[p]);
-                same(gpu_lix(full, rg[k][0], rg[k][0] + 1, rg[k][2], rg[k][2] + 1, NULL, -7.5, &ge),
-                     k_lix_scalar(full, rg[k][0], rg[k][2], -7.5, &e), &ge, 0, "lix scalar", r, c, sps[p]);
+                /* the source in the target's format and in the other;
+                 * a CSR target or source is read as CSR (lix_rows): one
+                 * launch, no dense copy (GpuStats.expand_bytes) */
+                MB *src2 = sp ? mb_to_dense(src, &e) : mb_to_sparse(src, &e);
+                const MB *srcs[2] = {src, src2};
+                for (int f = 0; f < 2; f++) {
+                    gpu_stats_reset();
+                    MB *gl = gpu_lix(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], srcs[f], 0, &ge);
+                    GpuStats ls = gpu_stats();
+                    T_CHECK(!gl || (ls.launches == 1 && ls.expand_bytes == 0),
+                            "lix %lldx%lld sp %.2f (source %s): %lld launches, %lld bytes expanded", (long long)r,
+                            (long long)c, sps[p], srcs[f]->sparse ? "CSR" : "dense", (long long)ls.launches,
+                            (long long)ls.expand_bytes);
+                    same(gl, k_lix(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], srcs[f], &e), &ge, 0, "lix", r, c,
+                         sps[p]);
+                }
+                gpu_stats_reset();
+                MB *gs = gpu_lix(full, rg[k][0], rg[k][0] + 1, rg[k][2], rg[k][2] + 1, NULL, -7.5, &ge);
+                GpuStats ss = gpu_stats();
+                T_CHECK(!gs || (ss.launches == 1 && ss.expand_bytes == 0),
+                        "lix scalar %lldx%lld sp %.2f: %lld launches, %lld bytes expanded", (long long)r, (long long)c,
+                        sps[p], (long long)ss.launches, (long long)ss.expand_bytes);
+                same(gs, k_lix_scalar(full, rg[k][0], rg[k][2], -7.5, &e), &ge, 0, "lix scalar", r, c, sps[p]);
+                mb_release(src2);
                 T_CHECK(!gpu_lix(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], bad, 0, &ge) && !ge.code,
                         "lix: a source of another shape is the CPU's to report");
                 mb_release(src), mb_release(bad);
