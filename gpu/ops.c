@@ -11,8 +11,7 @@
  * result; products and tsmm over a CSR operand run CSR kernels (csr_mm,
  * csr_csr_mm, dense_csr_mm, csr_tmm, tmm_csrb, csr_tsmm_r), dense ones
  * CLBlast. Left indexing reads a CSR target or source as CSR
- * (lix_rows); CLA's UNC groups take a dense copy of a CSR operand made
- * on the device first (gpu_dense_view). */
+ * (lix_rows), CLA's UNC groups a CSR block (cla_unc_csr). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,6 +304,11 @@ static int agg_rows(int ag, int64_t rows, int64_t cols, double div, DevMat d, cl
     return gpu_launch1(k, groups * L, L, e);
 }
 
+/* The work-items of a column walk over cols columns: one per column
+ * over a dense operand; over a CSR one, one per band of GPU_CSR_SEG
+ * columns (clsrc.c CSR_BAND) */
+static int64_t band_items(int64_t cols) { return (cols + GPU_CSR_SEG - 1) / GPU_CSR_SEG; }
+
 /* agg_seg's operator codes (clsrc.c), -1 for the others */
 static int seg_code(OpCode op)
 {
@@ -333,10 +337,19 @@ static MB *agg_seg(int sc, AggDir dir, const MB *a, BrErr *e)
     cl_long ss = dir == DIR_ROW ? cols : dir == DIR_COL ? 1 : 0, es = dir == DIR_COL ? cols : 1;
     MB *r = NULL;
     cl_mem o = out_buf(nseg, e);
-    if (o && !gpu_args(K(K_AGG_SEG), e, sizeof opi, &opi, sizeof nseg, &nseg, sizeof len, &len, sizeof ss, &ss,
-                       sizeof es, &es, sizeof cc, &cc, MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) &&
-        !gpu_launch1(K(K_AGG_SEG), (size_t)nseg, 0, e))
-        r = gpu_dense_result(dir == DIR_COL ? 1 : nseg, dir == DIR_COL ? nseg : 1, o, e), o = NULL;
+    /* a CSR a's columns: bands of columns walked by rows (agg_seg_col);
+     * its rows and all cells: agg_seg's cursor */
+    cl_long rr = rows;
+    int bad = !o;
+    if (!bad && ab.sparse && dir == DIR_COL)
+        bad = gpu_args(K(K_AGG_SEG_COL), e, sizeof opi, &opi, sizeof rr, &rr, sizeof cc, &cc, MAT_ARGS(d),
+                       sizeof(cl_mem), &o, (size_t)0) ||
+              gpu_launch1(K(K_AGG_SEG_COL), (size_t)band_items(cols), 0, e);
+    else if (!bad)
+        bad = gpu_args(K(K_AGG_SEG), e, sizeof opi, &opi, sizeof nseg, &nseg, sizeof len, &len, sizeof ss, &ss,
+                       sizeof es, &es, sizeof cc, &cc, MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) ||
+              gpu_launch1(K(K_AGG_SEG), (size_t)nseg, 0, e);
+    if (!bad) r = gpu_dense_result(dir == DIR_COL ? 1 : nseg, dir == DIR_COL ? nseg : 1, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
     return r;
 }
@@ -369,7 +382,7 @@ MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
         if ((o = out_buf(cols, e)) &&
             !gpu_args(K(K_AGG_COL), e, sizeof opi, &opi, sizeof rr, &rr, sizeof cc, &cc, sizeof div, &div,
                       MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) &&
-            !gpu_launch1(K(K_AGG_COL), (size_t)cols, 0, e))
+            !gpu_launch1(K(K_AGG_COL), (size_t)(ab.sparse ? band_items(cols) : cols), 0, e))
             r = gpu_dense_result(1, cols, o, e), o = NULL;
     } else {
         /* two stages: partials of G work-groups, then one row of G; a
@@ -749,9 +762,11 @@ void gpu_price_agg(OpCode op, AggDir dir, const MB *a, GpuXfer *x)
     double n = mb_cells(a), nz = a->sparse ? (double)a->nnz : n;
     double out = 8 * (dir == DIR_ROW ? (double)a->rows : dir == DIR_COL ? (double)a->cols : 1);
     /* agg_row and agg_part visit a CSR input's entries (and a 0 per row
-     * for min/max); agg_col and agg_seg look every cell up */
+     * for min/max); agg_col, agg_seg and agg_seg_col step every cell,
+     * over a CSR input by a cursor (a binary search per GPU_CSR_SEG
+     * cells of a row: csr_walk) */
     if (agg_code(op) >= 0 && dir != DIR_COL) price(x, nz + (a->sparse ? (double)a->rows : 0), nz, out);
-    else price(x, n * (1 + csr_probes(a)), agg_code(op) >= 0 ? nz : n, out);
+    else price(x, n * (1 + csr_walk(a)), agg_code(op) >= 0 ? nz : n, out);
 }
 
 void gpu_price_mm(OpCode op, bool left, const MB *a, const MB *b, GpuXfer *x)
@@ -850,7 +865,7 @@ MB *gpu_cum(OpCode op, const MB *a, BrErr *e)
     cl_mem o = out_buf(rows * cols, e);
     if (o && !gpu_args(K(K_CUM_COL), e, sizeof opi, &opi, sizeof rows, &rows, sizeof cols, &cols, MAT_ARGS(d),
                        sizeof(cl_mem), &o, (size_t)0) &&
-        !gpu_launch1(K(K_CUM_COL), (size_t)cols, 0, e))
+        !gpu_launch1(K(K_CUM_COL), (size_t)(ab.sparse ? band_items(cols) : cols), 0, e))
         r = gpu_dense_result(rows, cols, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
     return end(r);
@@ -1026,16 +1041,25 @@ static int cla_group_run(const ClaGroup *g, int64_t rows, int64_t cols, cl_mem o
     if (g->enc == CLA_EMPTY || g->ncols == 0 || rows == 0) return 0;
     if (g->enc == CLA_OLE || g->enc == CLA_RLE) return cla_lists_run(g, rows, cols, out, e);
     cl_int mode = g->enc == CLA_DDC1 ? 1 : g->enc == CLA_DDC2 ? 2 : g->enc == CLA_UNC ? 3 : 0;
-    cl_mem gc = gpu_upload(g->cols, (size_t)g->ncols * sizeof(int32_t), e), dict = NULL, codes = NULL, u = NULL,
-           tmp = NULL;
+    cl_mem gc = gpu_upload(g->cols, (size_t)g->ncols * sizeof(int32_t), e), dict = NULL, codes = NULL, u = NULL;
     GpuBuf ub = {0};
     int rc = -1;
     if (!gc) return -1;
     if (mode != 3 && !(dict = gpu_upload(g->dict, (size_t)g->ndict * (size_t)g->ncols * sizeof(double), e))) goto done;
     if (mode == 1 && !(codes = gpu_upload(g->ix->c1, (size_t)rows, e))) goto done;
     if (mode == 2 && !(codes = gpu_upload(g->ix->c2, (size_t)rows * sizeof(uint16_t), e))) goto done;
-    if (mode == 3 && (gpu_get(g->unc, &ub, e) || !(u = gpu_dense_view(g->unc, &ub, &tmp, e)))) goto done;
+    if (mode == 3 && gpu_get(g->unc, &ub, e)) goto done;
     cl_long r = rows, c = cols;
+    if (mode == 3 && ub.sparse) {
+        /* a CSR block: its entries scattered into the zeroed out (no
+         * dense copy first) */
+        if (!gpu_args(K(K_CLA_UNC_CSR), e, sizeof r, &r, sizeof c, &c, sizeof(cl_mem), &gc, sizeof(cl_mem), &ub.rp,
+                      sizeof(cl_mem), &ub.ci, sizeof(cl_mem), &ub.v, sizeof(cl_mem), &out, (size_t)0) &&
+            !gpu_launch1(K(K_CLA_UNC_CSR), (size_t)rows, 0, e))
+            rc = 0;
+        goto done;
+    }
+    if (mode == 3) u = ub.d;
     cl_int nc = g->ncols;
     cl_mem dd = dict ? dict : out, c1 = mode == 1 ? codes : out, c2 = mode == 2 ? codes : out, uu = u ? u : out;
     if (!gpu_args(K(K_CLA_GROUP), e, sizeof r, &r, sizeof c, &c, sizeof nc, &nc, sizeof(cl_mem), &gc, sizeof(cl_mem),
@@ -1047,7 +1071,6 @@ done:
     clReleaseMemObject(gc);
     if (dict) clReleaseMemObject(dict);
     if (codes) clReleaseMemObject(codes);
-    if (tmp) clReleaseMemObject(tmp);
     return rc;
 }
 
