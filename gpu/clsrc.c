@@ -215,7 +215,7 @@ static const char cl_kernels[] =
     "}\n"
     /* t(A) %*% B for CSR B (k x n), A (k x m) dense or CSR: work-item
      * (g, c) sums the rows of chunk g into row c of the partial m x n
-     * block g: A[r, c] (CSR: found by a binary search of row r) times
+     * block g: A[r, c] (CSR: read by a cursor over row r's band) times
      * B's row r (upper, for tsmm with A = B: from column c on, the upper
      * triangle). A NaN/Inf A[r, c], or a row of B with a NaN/Inf (bad,
      * when usebad; without it B is finite), takes every term of the row,
@@ -224,23 +224,32 @@ static const char cl_kernels[] =
     "                       __global const int *ci, __global const double *v, __global const int *bad, int usebad,\n"
     "                       int upper, __global double *part)\n"
     "{\n"
-    "    long t = get_global_id(0), G = (k + chunk - 1) / chunk;\n"
-    "    if (t >= G * m) return;\n"
-    "    long g = t / m, c = t - g * m, r1 = min(k, (g + 1) * chunk), d0 = upper ? c : 0;\n"
-    "    __global double *o = part + g * m * n + c * n;\n"
-    "    for (long d = d0; d < n; d++) o[d] = 0;\n"
+    /* a work-item per (g, column c) over a dense A; over a CSR A per
+     * (g, band of CSR_BAND columns): each row's band of A by a cursor
+     * (one search per band and row) and, upper, B's row from column c
+     * by a cursor too; each o[c][d] still adds its rows in order (the
+     * per-column walk's bits) */
+    "    const long t = get_global_id(0), G = (k + chunk - 1) / chunk, bw = a_sp ? CSR_BAND : 1;\n"
+    "    const long nb = (m + bw - 1) / bw;\n"
+    "    if (t >= G * nb) return;\n"
+    "    const long g = t / nb, c0 = (t - g * nb) * bw, cn = min(bw, m - c0), r1 = min(k, (g + 1) * chunk);\n"
+    "    for (long c = c0; c < c0 + cn; c++) {\n"
+    "        __global double *o = part + g * m * n + c * n;\n"
+    "        for (long d = upper ? c : 0; d < n; d++) o[d] = 0;\n"
+    "    }\n"
     "    for (long r = g * chunk; r < r1; r++) {\n"
-    "        double x;\n"
-    "        if (a_sp) {\n"
-    "            long p = csr_seek(a_rp, a_ci, r, c);\n"
-    "            x = p < a_rp[r + 1] && a_ci[p] == c ? a[p] : 0.0;\n"
-    "        } else\n"
-    "            x = a[r * m + c];\n"
-    "        long lo = upper ? csr_seek(rp, ci, r, c) : rp[r], pe = rp[r + 1];\n"
-    "        if (!isfinite(x) || (usebad && bad[r]))\n"
-    "            for (long d = d0, p = lo; d < n; d++) o[d] += x * (p < pe && ci[p] == d ? v[p++] : 0.0);\n"
-    "        else if (x != 0)\n"
-    "            for (long p = lo; p < pe; p++) o[ci[p]] += x * v[p];\n"
+    "        long pa = a_sp ? csr_seek(a_rp, a_ci, r, c0) : 0, pae = a_sp ? a_rp[r + 1] : 0;\n"
+    "        long lo = upper ? csr_seek(rp, ci, r, c0) : rp[r];\n"
+    "        const long pe = rp[r + 1];\n"
+    "        for (long c = c0; c < c0 + cn; c++) {\n"
+    "            const double x = a_sp ? csr_next(a_ci, a, &pa, pae, c) : a[r * m + c];\n"
+    "            if (upper) while (lo < pe && ci[lo] < c) lo++;\n"
+    "            __global double *o = part + g * m * n + c * n;\n"
+    "            if (!isfinite(x) || (usebad && bad[r]))\n"
+    "                for (long d = upper ? c : 0, p = lo; d < n; d++) o[d] += x * (p < pe && ci[p] == d ? v[p++] : 0.0);\n"
+    "            else if (x != 0)\n"
+    "                for (long p = lo; p < pe; p++) o[ci[p]] += x * v[p];\n"
+    "        }\n"
     "    }\n"
     "}\n"
     /* CSR a (m x k) times CSR b (k x n): one work-item per output row,

@@ -560,7 +560,7 @@ static int tmm_csrb_run(DevMat a, const GpuBuf *bb, int64_t k, int64_t m, int64_
     if (gpu_args(K(K_TMM_CSRB), e, sizeof kk, &kk, sizeof mm, &mm, sizeof nn, &nn, sizeof ch, &ch, MAT_ARGS(a),
                  sizeof(cl_mem), &bb->rp, sizeof(cl_mem), &bb->ci, sizeof(cl_mem), &bb->v, sizeof(cl_mem), &ba,
                  sizeof use, &use, sizeof up, &up, sizeof(cl_mem), &part, (size_t)0) ||
-        gpu_launch1(K(K_TMM_CSRB), (size_t)(G * m), 0, e))
+        gpu_launch1(K(K_TMM_CSRB), (size_t)(G * (a.sp ? band_items(m) : m)), 0, e))
         goto done;
     if (G > 1) rc = part_sum_run(G, m, n, upper, part, o, e);
     else if (!upper) rc = 0;
@@ -773,15 +773,17 @@ void gpu_price_mm(OpCode op, bool left, const MB *a, const MB *b, GpuXfer *x)
 {
     double nza = (double)a->nnz;
     if (op == OP_TSMM) {
-        /* tmm_csrb (a = b, upper): a binary search per row and column,
-         * then each row's products from that column on (about nnz^2 / k
+        /* tmm_csrb (a = b, upper): per row and column a's cell and b's
+         * row from that column, by two cursors over the row's band of
+         * columns (csr_walk each), then each row's products from that
+         * column on (about nnz^2 / k
          * over the rows, as the CPU's scatter), the flags of rows with
          * NaN/Inf unless a is known finite; csr_tsmm_r: a merge of two
          * rows per upper cell; dense: CLBlast */
         double k = left ? (double)a->rows : (double)a->cols, n = left ? (double)a->cols : (double)a->rows;
         double prod = nza * nza / fmax(k, 1), flags = host_finite(a) ? 0 : nza;
         if (!a->sparse) price(x, k * n * n, k * n * n, n * n * 8);
-        else if (left) price(x, k * n * 2 * csr_probes(a) + prod + n * n + flags, prod, n * n * 8);
+        else if (left) price(x, k * n * 2 * csr_walk(a) + prod + n * n + flags, prod, n * n * 8);
         else price(x, n * nza + n * n, prod, n * n * 8);
         return;
     }
@@ -793,9 +795,9 @@ void gpu_price_mm(OpCode op, bool left, const MB *a, const MB *b, GpuXfer *x)
      * entries (CSR b) */
     double pass = host_finite(b) ? 0 : b->sparse ? nzb : k * n;
     if (tl && b->sparse) {
-        /* tmm_csrb: a's cell per row and output row (a binary search of
-         * a CSR a), times b's row */
-        double look = k * m * (a->sparse ? csr_probes(a) : 1);
+        /* tmm_csrb: a's cell per row and output row (a CSR a's by a
+         * cursor over the row's band: csr_walk), times b's row */
+        double look = k * m * (a->sparse ? csr_walk(a) : 1);
         price(x, look + 2 * m * nzb + pass, 2 * (a->sparse ? nza * nzb / fmax(k, 1) : m * nzb), m * n * 8);
     } else if (tl && a->sparse) {
         /* csr_tmm and its partial sums */

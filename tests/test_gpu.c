@@ -747,6 +747,11 @@ static void test_csr_mm_price(void)
     gpu_price_mm(OP_TSMM, true, x, NULL, &p);
     T_CHECK(p.flops < 400.0 * 60 * 60 / 4 && near(p.flops * p.hscale, nz * nz / 400) && p.out == 60 * 60 * 8,
             "t(X) X over CSR: far below the dense cells' %g (%g)", 400.0 * 60 * 60, p.flops);
+    /* tmm_csrb over a CSR a: two cursors per row's band of GPU_CSR_SEG
+     * columns (a step per column each, a binary search per band) */
+    double pr = 1 + ceil(log2(nz / 400 + 1));
+    T_CHECK(near(p.flops, 400.0 * 60 * 2 * (1 + pr / 32) + nz * nz / 400 + 60.0 * 60),
+            "t(X) X over CSR: cursors per band, %g", p.flops);
     gpu_price_mm(OP_TSMM, false, x, NULL, &p);
     T_CHECK(p.flops == 400 * nz + 400.0 * 400 && p.out == 400.0 * 400 * 8, "X t(X) over CSR: a merge per cell");
     gpu_price_mm(OP_TSMM, true, xd, NULL, &p);
