@@ -758,6 +758,11 @@ static void csr_mat_run(const Case *c, int64_t M, int64_t N, double dn, bool nf)
         if (M > 1 && N > 1 && dn >= 0.3)
             T_CHECK(got.st.fused[outer ? 3 : 1] >= 1, "%s %s: a%s operator placed", c->name, what, outer ? "n Outer" : " Row");
         T_CHECK(g.expand_bytes == 0, "%s %s: %lld bytes expanded", c->name, what, (long long)g.expand_bytes);
+        /* (read in place: no scratch row per CSR factor, spoof_cl.c
+         * side_scratch; sparser factors may form other plans, whose CSR
+         * side inputs of the iteration shape expand rows into scratch) */
+        T_CHECK(dn < 0.3 || g.scratch_bytes == gd.scratch_bytes, "%s %s: %lld scratch bytes with CSR inputs, %lld dense", c->name,
+                what, (long long)g.scratch_bytes, (long long)gd.scratch_bytes);
         /* (one row or column: the basic operators, some of which launch
          * differently over CSR) */
         if (M > 1 && N > 1)
