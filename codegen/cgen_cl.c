@@ -24,6 +24,9 @@
 
 typedef struct ClGen { const CPlan *p; StrBuf *b; } ClGen;
 
+static bool csr_side_in(const CPlan *p, int k);
+static bool csr_mat_in(const CPlan *p, int k);
+
 /* Pointer and length expressions of a vector-valued node. */
 static void vref(const CPlan *p, int n, char *ptr, size_t pl, char *len, size_t ll)
 {
@@ -137,13 +140,28 @@ static void emit_node(const ClGen *g, int i, const char *ind)
         vref(p, x->a[0], ptr, sizeof ptr, len, sizeof len);
         /* tiled (a Row kernel of one product): B's tiles shared by the
          * work-group's rows; a dot product is the one-column case */
+        /* a CSR B (csr_mat_in; RP<bi> NULL when dense, uniform over the
+         * launch, so a tiled group takes one branch): its rows' entries */
+        bool c = csr_mat_in(p, bi);
         if (!row_tiled(p)) {
-            if (x->vc == VC_CELL) sb_printf(b, "%sconst double t%d = cg_dotg(%s, P%d, %s);\n", ind, i, ptr, bi, len);
+            if (x->vc == VC_CELL && c)
+                sb_printf(b, "%sconst double t%d = RP%d ? cg_dotc(%s, %s, P%d, RP%d) : cg_dotg(%s, P%d, %s);\n", ind, i, bi,
+                          ptr, len, bi, bi, ptr, bi, len);
+            else if (x->vc == VC_CELL) sb_printf(b, "%sconst double t%d = cg_dotg(%s, P%d, %s);\n", ind, i, ptr, bi, len);
+            else if (c)
+                sb_printf(b, "%sif (RP%d) cg_vecmatc(%s, %s, P%d, RP%d, CI%d, L[%d], v%d);\n%selse cg_vecmatg(%s, %s, P%d, L[%d], v%d);\n",
+                          ind, bi, ptr, len, bi, bi, bi, bi, i, ind, ptr, len, bi, bi, i);
             else sb_printf(b, "%scg_vecmatg(%s, %s, P%d, L[%d], v%d);\n", ind, ptr, len, bi, bi, i);
-        } else if (x->vc == VC_CELL)
-            sb_printf(b, "%scg_vecmatl(%s, %s, P%d, 1, qv, lt, tk, tj);\n%sconst double t%d = qv[0];\n", ind, ptr, len, bi,
-                      ind, i);
-        else sb_printf(b, "%scg_vecmatl(%s, %s, P%d, L[%d], v%d, lt, tk, tj);\n", ind, ptr, len, bi, bi, i);
+        } else if (x->vc == VC_CELL) {
+            if (c) sb_printf(b, "%sif (RP%d) qv[0] = cg_dotc(%s, %s, P%d, RP%d);\n%selse ", ind, bi, ptr, len, bi, bi, ind);
+            else sb_puts(b, ind);
+            sb_printf(b, "cg_vecmatl(%s, %s, P%d, 1, qv, lt, tk, tj);\n%sconst double t%d = qv[0];\n", ptr, len, bi, ind, i);
+        } else {
+            if (c) sb_printf(b, "%sif (RP%d) cg_vecmatc(%s, %s, P%d, RP%d, CI%d, L[%d], v%d);\n%selse ", ind, bi, ptr, len, bi,
+                             bi, bi, bi, i, ind);
+            else sb_puts(b, ind);
+            sb_printf(b, "cg_vecmatl(%s, %s, P%d, L[%d], v%d, lt, tk, tj);\n", ptr, len, bi, bi, i);
+        }
         break;
     }
     default: break;
@@ -265,6 +283,38 @@ static bool csr_side_in(const CPlan *p, int k)
     return (m == IM_FULL || m == IM_ROW || m == IM_COL) && k != p->main;
 }
 
+/* Can input k be bound as CSR arrays where the kernel reads it by whole
+ * rows of known index (docs/gpu.md, "CSR factors and side matrices"):
+ * Row's side matrix B of a vector-matrix product (read only as a
+ * CN_MM's right operand: row j of B scattered by its entries,
+ * cg_vecmatc; n x 1, cg_dotc), Outer's factors U (row i) and V (IM_VROW:
+ * row j) loaded into the local tiles from their entries, and Outer's
+ * side matrix of LEFT/RIGHT/RIGHT_T (row j or i, walked by its entries;
+ * outer_side). Outer's B of U %*% B (IM_BT, read by column segments)
+ * stays dense. */
+static bool csr_mat_in(const CPlan *p, int k)
+{
+    if (k == p->main) return false;
+    if (p->tpl == T_OUTER) {
+        int u = -1, v = -1, side = -1;
+        cg_outer_inputs(p, &u, &v, &side);
+        return (k == u && p->in[k].mode == IM_MAT) || (k == v && p->in[k].mode == IM_VROW) ||
+               (k == side && !csr_side_in(p, k) && p->in[k].mode != IM_BT && p->in[k].mode != IM_SCALAR);
+    }
+    if (p->tpl != T_ROW || p->in[k].mode != IM_MAT) return false;
+    bool used = false;
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        for (int a = 0; a < x->na; a++) {
+            const CNode *c = &p->n[x->a[a]];
+            if (c->kind != CN_IN || c->in != k) continue;
+            if (x->kind != CN_MM || a != 1) return false;
+            used = true;
+        }
+    }
+    return used;
+}
+
 /* The scratch rows e<k> of the CSR side inputs, from off on (a dense
  * input takes none: its row pointers NULL; a column vector none: its
  * value is read in place, csr_side_col; spath: a Cell/MAgg plan with a
@@ -324,7 +374,7 @@ static void kernel_head(const CPlan *p, StrBuf *b, const char *ext, bool tiled)
     sb_puts(b, "\n__kernel void cg_main(");
     for (int k = 0; k < p->nin; k++) sb_printf(b, "__global const double *P%d, ", k);
     for (int k = 0; k < p->nin; k++)
-        if (csr_side_in(p, k)) sb_printf(b, "__global const long *RP%d, __global const int *CI%d, ", k, k);
+        if (csr_side_in(p, k) || csr_mat_in(p, k)) sb_printf(b, "__global const long *RP%d, __global const int *CI%d, ", k, k);
     sb_printf(b, "__global const long *RP, __global const int *CI,\n"
                  "    __global const long *L, __global const double *sc, long rows, long rb, long ng, long tlen, long psz,\n"
                  "    long %s, int msp, __global double *tmp, __global double *out%s%s)\n{\n"
@@ -447,6 +497,30 @@ static bool outer_ok(const CPlan *p, int u, int v, int uv)
  * own output row i; RIGHT, RIGHT_T: the block's partial). */
 static void outer_step(const CPlan *p, StrBuf *b, const char *e, int side, const char *ind)
 {
+    /* a CSR side matrix (csr_mat_in, csr_side_in; RP<side> NULL when
+     * dense): its row (j for LEFT, i otherwise) by its entries; a NaN or
+     * Inf cell value by every column, the row's cursor giving its values
+     * and zeros elsewhere (ev * 0 as the dense loop: NaN) */
+    if (side >= 0 && p->var != V_NO_AGG && p->var != V_FULL_AGG && (csr_mat_in(p, side) || csr_side_in(p, side))) {
+        const char *row = p->var == V_LEFT_MM ? "j" : "i";
+        char dst[64];
+        if (p->var == V_LEFT_MM) snprintf(dst, sizeof dst, "out[i * L[%d] + c]", side);
+        else if (p->var == V_RIGHT_MM) snprintf(dst, sizeof dst, "part[j * L[%d] + c]", side);
+        else snprintf(dst, sizeof dst, "part[c * n + j]");
+        sb_printf(b, "%sif (RP%d) {\n"
+                     "%s    const double ev = %s;\n"
+                     "%s    const long sa = RP%d[%s], se = RP%d[%s + 1];\n"
+                     "%s    if (isfinite(ev)) for (long sq = sa; sq < se; sq++) { const long c = CI%d[sq]; %s += ev * P%d[sq]; }\n"
+                     "%s    else for (long c = 0, sq = sa; c < L[%d]; c++) {\n"
+                     "%s        double sv = 0;\n"
+                     "%s        if (sq < se && CI%d[sq] == c) sv = P%d[sq++];\n"
+                     "%s        %s += ev * sv;\n"
+                     "%s    }\n"
+                     "%s} else ",
+                  ind, side, ind, e, ind, side, row, side, row, ind, side, dst, side, ind, side, ind, ind, side, side, ind,
+                  dst, ind, ind);
+        ind = "";
+    }
     switch (p->var) {
     case V_NO_AGG: sb_printf(b, "%sout[q] = %s;\n", ind, e); break;
     case V_FULL_AGG:
@@ -522,8 +596,31 @@ char *cgen_cl_outer(const CPlan *p)
                  "                barrier(CLK_LOCAL_MEM_FENCE);\n");
     /* V's tile (jn x cn, row-major) read along V's rows: coalesced */
     if (bt) sb_printf(b, "                for (long t = lid; t < jn * cn; t += wg) vt[t %% jn * cn + t / jn] = P%d[(c0 + t / jn) * n + j0 + t %% jn];\n", v);
-    else sb_printf(b, "                for (long t = lid; t < jn * cn; t += wg) vt[t] = P%d[(j0 + t / cn) * r + c0 + t %% cn];\n", v);
-    sb_printf(b, "                if (ra) for (long c = 0; c < cn; c++) ut[c] = P%d[i * r + c0 + c];\n"
+    else {
+        /* a CSR V (csr_mat_in): a row of the tile per work-item, zeros
+         * and then its entries in [c0, c0 + cn) */
+        if (csr_mat_in(p, v))
+            sb_printf(b, "                if (RP%d) for (long t = lid; t < jn; t += wg) {\n"
+                         "                    __local double *vr = vt + t * cn;\n"
+                         "                    for (long c = 0; c < cn; c++) vr[c] = 0;\n"
+                         "                    for (long x = RP%d[j0 + t]; x < RP%d[j0 + t + 1]; x++) {\n"
+                         "                        const long c = CI%d[x] - c0;\n"
+                         "                        if (c >= 0 && c < cn) vr[c] = P%d[x];\n"
+                         "                    }\n"
+                         "                } else\n", v, v, v, v, v);
+        sb_printf(b, "                for (long t = lid; t < jn * cn; t += wg) vt[t] = P%d[(j0 + t / cn) * r + c0 + t %% cn];\n", v);
+    }
+    /* a CSR U (csr_mat_in): row i's entries in [c0, c0 + cn) */
+    if (csr_mat_in(p, u))
+        sb_printf(b, "                if (ra && RP%d) {\n"
+                     "                    for (long c = 0; c < cn; c++) ut[c] = 0;\n"
+                     "                    for (long x = RP%d[i]; x < RP%d[i + 1]; x++) {\n"
+                     "                        const long c = CI%d[x] - c0;\n"
+                     "                        if (c >= 0 && c < cn) ut[c] = P%d[x];\n"
+                     "                    }\n"
+                     "                } else", u, u, u, u, u);
+    else sb_puts(b, "               ");
+    sb_printf(b, " if (ra) for (long c = 0; c < cn; c++) ut[c] = P%d[i * r + c0 + c];\n"
                  "                barrier(CLK_LOCAL_MEM_FENCE);\n"
                  /* the dot products of the row's entries, in c's order
                   * across the tiles (the untiled sum's order) */

@@ -13,6 +13,9 @@
 #include "gpu_int.h"
 #include "../base/strbuf.h"
 
+#define CL_STR_(x) #x
+#define CL_STR(x) CL_STR_(x)
+
 /* Helpers; FP_CONTRACT off so that a*b+c is never fused behind our back
  * (the CPU reference does not fuse either). */
 static const char cl_prelude[] =
@@ -46,6 +49,8 @@ static const char cl_kernels[] =
     GPU_CL_CSR_AT
     "#define MAT(x) __global const double *x, __global const long *x##_rp, __global const int *x##_ci, int x##_sp\n"
     "#define AT(x, i, j, w) (x##_sp ? csr_at(x##_rp, x##_ci, x, (i), (j)) : x[(i) * (w) + (j)])\n"
+    /* the columns of a band (column walks over a CSR operand) */
+    "#define CSR_BAND " CL_STR(GPU_CSR_SEG) "\n"
     "#define BV(x, mode, s, i, j, cols) \\\n"
     "    ((mode) == 3 ? (s) : (mode) == 0 ? AT(x, i, j, cols) : (mode) == 1 ? AT(x, 0, j, cols) : AT(x, i, 0, 1))\n"
     /* A cursor over a CSR operand's row: csr_seek finds the first entry
@@ -210,7 +215,7 @@ static const char cl_kernels[] =
     "}\n"
     /* t(A) %*% B for CSR B (k x n), A (k x m) dense or CSR: work-item
      * (g, c) sums the rows of chunk g into row c of the partial m x n
-     * block g: A[r, c] (CSR: found by a binary search of row r) times
+     * block g: A[r, c] (CSR: read by a cursor over row r's band) times
      * B's row r (upper, for tsmm with A = B: from column c on, the upper
      * triangle). A NaN/Inf A[r, c], or a row of B with a NaN/Inf (bad,
      * when usebad; without it B is finite), takes every term of the row,
@@ -219,23 +224,32 @@ static const char cl_kernels[] =
     "                       __global const int *ci, __global const double *v, __global const int *bad, int usebad,\n"
     "                       int upper, __global double *part)\n"
     "{\n"
-    "    long t = get_global_id(0), G = (k + chunk - 1) / chunk;\n"
-    "    if (t >= G * m) return;\n"
-    "    long g = t / m, c = t - g * m, r1 = min(k, (g + 1) * chunk), d0 = upper ? c : 0;\n"
-    "    __global double *o = part + g * m * n + c * n;\n"
-    "    for (long d = d0; d < n; d++) o[d] = 0;\n"
+    /* a work-item per (g, column c) over a dense A; over a CSR A per
+     * (g, band of CSR_BAND columns): each row's band of A by a cursor
+     * (one search per band and row) and, upper, B's row from column c
+     * by a cursor too; each o[c][d] still adds its rows in order (the
+     * per-column walk's bits) */
+    "    const long t = get_global_id(0), G = (k + chunk - 1) / chunk, bw = a_sp ? CSR_BAND : 1;\n"
+    "    const long nb = (m + bw - 1) / bw;\n"
+    "    if (t >= G * nb) return;\n"
+    "    const long g = t / nb, c0 = (t - g * nb) * bw, cn = min(bw, m - c0), r1 = min(k, (g + 1) * chunk);\n"
+    "    for (long c = c0; c < c0 + cn; c++) {\n"
+    "        __global double *o = part + g * m * n + c * n;\n"
+    "        for (long d = upper ? c : 0; d < n; d++) o[d] = 0;\n"
+    "    }\n"
     "    for (long r = g * chunk; r < r1; r++) {\n"
-    "        double x;\n"
-    "        if (a_sp) {\n"
-    "            long p = csr_seek(a_rp, a_ci, r, c);\n"
-    "            x = p < a_rp[r + 1] && a_ci[p] == c ? a[p] : 0.0;\n"
-    "        } else\n"
-    "            x = a[r * m + c];\n"
-    "        long lo = upper ? csr_seek(rp, ci, r, c) : rp[r], pe = rp[r + 1];\n"
-    "        if (!isfinite(x) || (usebad && bad[r]))\n"
-    "            for (long d = d0, p = lo; d < n; d++) o[d] += x * (p < pe && ci[p] == d ? v[p++] : 0.0);\n"
-    "        else if (x != 0)\n"
-    "            for (long p = lo; p < pe; p++) o[ci[p]] += x * v[p];\n"
+    "        long pa = a_sp ? csr_seek(a_rp, a_ci, r, c0) : 0, pae = a_sp ? a_rp[r + 1] : 0;\n"
+    "        long lo = upper ? csr_seek(rp, ci, r, c0) : rp[r];\n"
+    "        const long pe = rp[r + 1];\n"
+    "        for (long c = c0; c < c0 + cn; c++) {\n"
+    "            const double x = a_sp ? csr_next(a_ci, a, &pa, pae, c) : a[r * m + c];\n"
+    "            if (upper) while (lo < pe && ci[lo] < c) lo++;\n"
+    "            __global double *o = part + g * m * n + c * n;\n"
+    "            if (!isfinite(x) || (usebad && bad[r]))\n"
+    "                for (long d = upper ? c : 0, p = lo; d < n; d++) o[d] += x * (p < pe && ci[p] == d ? v[p++] : 0.0);\n"
+    "            else if (x != 0)\n"
+    "                for (long p = lo; p < pe; p++) o[ci[p]] += x * v[p];\n"
+    "        }\n"
     "    }\n"
     "}\n"
     /* CSR a (m x k) times CSR b (k x n): one work-item per output row,
@@ -372,15 +386,31 @@ static const char cl_kernels[] =
     "        barrier(CLK_LOCAL_MEM_FENCE);\n"
     "    }\n"
     "}\n"
-    /* one work-item per column, Kahan down the rows (coalesced over j;
-     * a CSR a's cells read by AT) */
+    /* one work-item per column, Kahan down the rows (coalesced over j);
+     * over a CSR a one per band of CSR_BAND columns, each row's band
+     * read by a cursor opened once (csr_seek) and stepped (csr_next):
+     * every cell still stepped in row order, so the sums are the dense
+     * walk's to the bit, with a binary search per band and row instead
+     * of one per cell */
     "__kernel void agg_col(int op, long rows, long cols, double div, MAT(a), __global double *out)\n"
     "{\n"
-    "    long j = get_global_id(0);\n"
-    "    if (j >= cols) return;\n"
-    "    double s = agg_init(op), c = 0;\n"
-    "    for (long i = 0; i < rows; i++) agg_step(op, &s, &c, AT(a, i, j, cols));\n"
-    "    out[j] = (op <= AG_SUMSQ ? s + c : s) / div;\n"
+    "    const long t = get_global_id(0);\n"
+    "    if (!a_sp) {\n"
+    "        if (t >= cols) return;\n"
+    "        double s = agg_init(op), c = 0;\n"
+    "        for (long i = 0; i < rows; i++) agg_step(op, &s, &c, a[i * cols + t]);\n"
+    "        out[t] = (op <= AG_SUMSQ ? s + c : s) / div;\n"
+    "        return;\n"
+    "    }\n"
+    "    const long j0 = t * CSR_BAND, jn = min((long)CSR_BAND, cols - j0);\n"
+    "    if (jn <= 0) return;\n"
+    "    double s[CSR_BAND], c[CSR_BAND];\n"
+    "    for (long k = 0; k < jn; k++) s[k] = agg_init(op), c[k] = 0;\n"
+    "    for (long i = 0; i < rows; i++) {\n"
+    "        long p = csr_seek(a_rp, a_ci, i, j0), pe = a_rp[i + 1];\n"
+    "        for (long k = 0; k < jn; k++) agg_step(op, &s[k], &c[k], csr_next(a_ci, a, &p, pe, j0 + k));\n"
+    "    }\n"
+    "    for (long k = 0; k < jn; k++) out[j0 + k] = (op <= AG_SUMSQ ? s[k] + c[k] : s[k]) / div;\n"
     "}\n"
     /* the first stage of a full aggregate: one partial per work-group
      * over the n values of a (a CSR matrix's stored ones: zero set when
@@ -409,13 +439,25 @@ static const char cl_kernels[] =
     "{\n"
     "    return sp ? csr_at(rp, ci, a, q / cols, q % cols) : a[q];\n"
     "}\n"
+    /* a CSR a's cell q of a walk in row-major order (es 1: rows, all
+     * cells): a cursor over row *cr (reopened at each new row; *cr -1
+     * restarts the walk) */
+    "CG_INL double seg_next(__global const double *a, __global const long *rp, __global const int *ci, long q, long cols,\n"
+    "                       long *cr, long *cp, long *ce)\n"
+    "{\n"
+    "    const long i = q / cols;\n"
+    "    if (i != *cr) { *cr = i; *cp = rp[i]; *ce = rp[i + 1]; }\n"
+    "    return csr_next(ci, a, cp, *ce, q - i * cols);\n"
+    "}\n"
     "#define AS_PROD 0\n#define AS_VAR 1\n#define AS_SD 2\n#define AS_IMAX 3\n#define AS_IMIN 4\n"
     "__kernel void agg_seg(int op, long nseg, long len, long ss, long es, long cols, MAT(a),\n"
     "                      __global double *out)\n"
     "{\n"
     "    long g = get_global_id(0);\n"
     "    if (g >= nseg) return;\n"
-    "#define x(q) seg_at(a, a_rp, a_ci, a_sp, g * ss + (q), cols)\n"
+    "    long cr = -1, cp = 0, ce = 0;\n"
+    "#define x(q) (a_sp && es == 1 ? seg_next(a, a_rp, a_ci, g * ss + (q), cols, &cr, &cp, &ce) \\\n"
+    "                               : seg_at(a, a_rp, a_ci, a_sp, g * ss + (q), cols))\n"
     "    double r;\n"
     "    if (op == AS_PROD) {\n"
     "        r = 1.0;\n"
@@ -431,6 +473,7 @@ static const char cl_kernels[] =
     "        double s = 0, c = 0;\n"
     "        for (long k = 0; k < len; k++) cg_kadd(&s, &c, x(k * es));\n"
     "        double m = (s + c) / (double)len, d = 0, dc = 0;\n"
+    "        cr = -1;\n"
     "        for (long k = 0; k < len; k++) { double t = x(k * es) - m; cg_kadd(&d, &dc, t * t); }\n"
     "        r = len == 0 ? NAN : len == 1 ? 0.0 : (d + dc) / (double)(len - 1);\n"
     "        if (op == AS_SD) r = sqrt(r);\n"
@@ -446,19 +489,67 @@ static const char cl_kernels[] =
     "    out[g] = r;\n"
     "#undef x\n"
     "}\n"
+    /* agg_seg's column segments (prod, var, sd) over a CSR a: a
+     * work-item per band of CSR_BAND columns, each row's band by a
+     * cursor (agg_col's walk), the same steps per column as agg_seg */
+    "__kernel void agg_seg_col(int op, long rows, long cols, MAT(a), __global double *out)\n"
+    "{\n"
+    "    const long j0 = get_global_id(0) * CSR_BAND, jn = min((long)CSR_BAND, cols - j0);\n"
+    "    if (jn <= 0) return;\n"
+    "    double s[CSR_BAND], c[CSR_BAND];\n"
+    "    uchar zf[CSR_BAND], nf[CSR_BAND];\n"
+    "    for (long k = 0; k < jn; k++) { s[k] = op == AS_PROD ? 1.0 : 0.0; c[k] = 0; zf[k] = 0; nf[k] = 0; }\n"
+    "    for (long i = 0; i < rows; i++) {\n"
+    "        long p = csr_seek(a_rp, a_ci, i, j0), pe = a_rp[i + 1];\n"
+    "        for (long k = 0; k < jn; k++) {\n"
+    "            const double v = csr_next(a_ci, a, &p, pe, j0 + k);\n"
+    "            if (op == AS_PROD) { s[k] *= v; zf[k] |= v == 0; nf[k] |= !isfinite(v); }\n"
+    "            else cg_kadd(&s[k], &c[k], v);\n"
+    "        }\n"
+    "    }\n"
+    "    if (op == AS_PROD) {\n"
+    "        for (long k = 0; k < jn; k++) out[j0 + k] = !isfinite(s[k]) && zf[k] && !nf[k] ? 0.0 : s[k];\n"
+    "        return;\n"
+    "    }\n"
+    "    double m[CSR_BAND];\n"
+    "    for (long k = 0; k < jn; k++) { m[k] = (s[k] + c[k]) / (double)rows; s[k] = 0; c[k] = 0; }\n"
+    "    for (long i = 0; i < rows; i++) {\n"
+    "        long p = csr_seek(a_rp, a_ci, i, j0), pe = a_rp[i + 1];\n"
+    "        for (long k = 0; k < jn; k++) { const double t = csr_next(a_ci, a, &p, pe, j0 + k) - m[k]; cg_kadd(&s[k], &c[k], t * t); }\n"
+    "    }\n"
+    "    for (long k = 0; k < jn; k++) {\n"
+    "        const double r = rows == 1 ? 0.0 : (s[k] + c[k]) / (double)(rows - 1);\n"
+    "        out[j0 + k] = op == AS_SD ? sqrt(r) : r;\n"
+    "    }\n"
+    "}\n"
     /* cumulative aggregates down each column (kernels/agg.c k_cum): a
      * work-item per column; cumsum a Kahan sum giving s + c at each row */
+    /* (over a CSR a: a work-item per band of CSR_BAND columns, each
+     * row's band by a cursor, as agg_col) */
+    "CG_INL void cum_step(int op, double *s, double *c, double x, __global double *o)\n"
+    "{\n"
+    "    if (op == 0) { cg_kadd(s, c, x); *o = *s + *c; }\n"
+    "    else if (op == 1) *o = *s *= x;\n"
+    "    else if (op == 2) *o = *s = cg_minstep(*s, x);\n"
+    "    else *o = *s = cg_maxstep(*s, x);\n"
+    "}\n"
     "__kernel void cum_col(int op, long rows, long cols, MAT(a), __global double *out)\n"
     "{\n"
-    "    long j = get_global_id(0);\n"
-    "    if (j >= cols) return;\n"
-    "    double s = op == 1 ? 1.0 : op == 2 ? INFINITY : op == 3 ? -INFINITY : 0.0, c = 0;\n"
+    "    const long t = get_global_id(0);\n"
+    "    const double s0 = op == 1 ? 1.0 : op == 2 ? INFINITY : op == 3 ? -INFINITY : 0.0;\n"
+    "    if (!a_sp) {\n"
+    "        if (t >= cols) return;\n"
+    "        double s = s0, c = 0;\n"
+    "        for (long i = 0; i < rows; i++) cum_step(op, &s, &c, a[i * cols + t], &out[i * cols + t]);\n"
+    "        return;\n"
+    "    }\n"
+    "    const long j0 = t * CSR_BAND, jn = min((long)CSR_BAND, cols - j0);\n"
+    "    if (jn <= 0) return;\n"
+    "    double s[CSR_BAND], c[CSR_BAND];\n"
+    "    for (long k = 0; k < jn; k++) s[k] = s0, c[k] = 0;\n"
     "    for (long i = 0; i < rows; i++) {\n"
-    "        double x = AT(a, i, j, cols);\n"
-    "        if (op == 0) { cg_kadd(&s, &c, x); out[i * cols + j] = s + c; }\n"
-    "        else if (op == 1) out[i * cols + j] = s *= x;\n"
-    "        else if (op == 2) out[i * cols + j] = s = cg_minstep(s, x);\n"
-    "        else out[i * cols + j] = s = cg_maxstep(s, x);\n"
+    "        long p = csr_seek(a_rp, a_ci, i, j0), pe = a_rp[i + 1];\n"
+    "        for (long k = 0; k < jn; k++) cum_step(op, &s[k], &c[k], csr_next(a_ci, a, &p, pe, j0 + k), &out[i * cols + j0 + k]);\n"
     "    }\n"
     "}\n"
     /* ifelse(c, a, b) with BV's broadcast modes */
@@ -491,6 +582,27 @@ static const char cl_kernels[] =
     "    long i = k / n, j = k - i * n;\n"
     "    out[(rl + i) * cols + cl + j] = scalar ? s : y[k];\n"
     "}\n"
+    /* left indexing over a CSR target x or source y: one work-item per
+     * row of out, x's row (CSR: zeros, then its entries), then in the
+     * range y's row (CSR: zeros, then its entries) or the scalar s */
+    "__kernel void lix_rows(long rows, long cols, long rl, long cl, long m, long n, MAT(x), MAT(y), double s,\n"
+    "                       int scalar, __global double *out)\n"
+    "{\n"
+    "    const long i = get_global_id(0);\n"
+    "    if (i >= rows) return;\n"
+    "    __global double *o = out + i * cols;\n"
+    "    if (x_sp) {\n"
+    "        for (long j = 0; j < cols; j++) o[j] = 0;\n"
+    "        for (long q = x_rp[i]; q < x_rp[i + 1]; q++) o[x_ci[q]] = x[q];\n"
+    "    } else for (long j = 0; j < cols; j++) o[j] = x[i * cols + j];\n"
+    "    if (i < rl || i >= rl + m) return;\n"
+    "    const long r = i - rl;\n"
+    "    if (scalar) { o[cl] = s; return; }\n"
+    "    if (y_sp) {\n"
+    "        for (long j = 0; j < n; j++) o[cl + j] = 0;\n"
+    "        for (long q = y_rp[r]; q < y_rp[r + 1]; q++) o[cl + y_ci[q]] = y[q];\n"
+    "    } else for (long j = 0; j < n; j++) o[cl + j] = y[r * n + j];\n"
+    "}\n"
     /* CLA decompression (docs/gpu.md, "Compressed inputs"): one group's
      * columns gc of the dense rows x cols out: mode 0 CONST (tuple 0),
      * 1 DDC1 (codes c1), 2 DDC2 (codes c2), 3 UNC (its dense rows x
@@ -506,6 +618,15 @@ static const char cl_kernels[] =
     "    int j = (int)(k - i * ncols);\n"
     "    long t = mode == 1 ? (long)c1[i] : mode == 2 ? (long)c2[i] : 0;\n"
     "    out[i * cols + gc[j]] = mode == 3 ? u[k] : dict[t * ncols + j];\n"
+    "}\n"
+    /* a UNC group's CSR block u (rows x ncols): row i's entries into
+     * the zeroed out at their group columns, one work-item per row */
+    "__kernel void cla_unc_csr(long rows, long cols, __global const int *gc, __global const long *rp,\n"
+    "                          __global const int *ci, __global const double *v, __global double *out)\n"
+    "{\n"
+    "    const long i = get_global_id(0);\n"
+    "    if (i >= rows) return;\n"
+    "    for (long q = rp[i]; q < rp[i + 1]; q++) out[i * cols + gc[ci[q]]] = v[q];\n"
     "}\n"
     /* OLE and RLE groups (matrix/cmb.h): tuple t's rows written with its
      * dictionary entry into the zeroed out. OLE (rle 0): one work-item

@@ -23,7 +23,7 @@ static BrErr g_err;                /* why gpu_init failed (reported again) */
 static const char *const kernel_names[K_COUNT] = {
     "ew_unary", "ew_binary", "csr_binary", "csr_unary", "csr_to_dense", "csr_mm",
     "col_nonfinite", "csr_row_bad", "csr_tmm", "dense_csr_mm", "tmm_csrb", "csr_csr_mm", "csr_tsmm_r", "part_sum",
-    "transpose", "sym_lower", "agg_row", "agg_col", "agg_part", "agg_seg", "cum_col", "ew_ifelse", "slice", "lix", "cla_group", "cla_lists",
+    "transpose", "sym_lower", "agg_row", "agg_col", "agg_part", "agg_seg", "agg_seg_col", "cum_col", "ew_ifelse", "slice", "lix", "lix_rows", "cla_group", "cla_unc_csr", "cla_lists",
     "probe_nop", "probe_rd", "probe_cp",
 };
 

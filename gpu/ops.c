@@ -10,8 +10,8 @@
  * arrays in their own kernel (clsrc.c's MAT operands) and write a dense
  * result; products and tsmm over a CSR operand run CSR kernels (csr_mm,
  * csr_csr_mm, dense_csr_mm, csr_tmm, tmm_csrb, csr_tsmm_r), dense ones
- * CLBlast. Left indexing and CLA's UNC groups take a dense copy of a
- * CSR operand made on the device first (gpu_dense_view). */
+ * CLBlast. Left indexing reads a CSR target or source as CSR
+ * (lix_rows), CLA's UNC groups a CSR block (cla_unc_csr). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +304,11 @@ static int agg_rows(int ag, int64_t rows, int64_t cols, double div, DevMat d, cl
     return gpu_launch1(k, groups * L, L, e);
 }
 
+/* The work-items of a column walk over cols columns: one per column
+ * over a dense operand; over a CSR one, one per band of GPU_CSR_SEG
+ * columns (clsrc.c CSR_BAND) */
+static int64_t band_items(int64_t cols) { return (cols + GPU_CSR_SEG - 1) / GPU_CSR_SEG; }
+
 /* agg_seg's operator codes (clsrc.c), -1 for the others */
 static int seg_code(OpCode op)
 {
@@ -332,10 +337,19 @@ static MB *agg_seg(int sc, AggDir dir, const MB *a, BrErr *e)
     cl_long ss = dir == DIR_ROW ? cols : dir == DIR_COL ? 1 : 0, es = dir == DIR_COL ? cols : 1;
     MB *r = NULL;
     cl_mem o = out_buf(nseg, e);
-    if (o && !gpu_args(K(K_AGG_SEG), e, sizeof opi, &opi, sizeof nseg, &nseg, sizeof len, &len, sizeof ss, &ss,
-                       sizeof es, &es, sizeof cc, &cc, MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) &&
-        !gpu_launch1(K(K_AGG_SEG), (size_t)nseg, 0, e))
-        r = gpu_dense_result(dir == DIR_COL ? 1 : nseg, dir == DIR_COL ? nseg : 1, o, e), o = NULL;
+    /* a CSR a's columns: bands of columns walked by rows (agg_seg_col);
+     * its rows and all cells: agg_seg's cursor */
+    cl_long rr = rows;
+    int bad = !o;
+    if (!bad && ab.sparse && dir == DIR_COL)
+        bad = gpu_args(K(K_AGG_SEG_COL), e, sizeof opi, &opi, sizeof rr, &rr, sizeof cc, &cc, MAT_ARGS(d),
+                       sizeof(cl_mem), &o, (size_t)0) ||
+              gpu_launch1(K(K_AGG_SEG_COL), (size_t)band_items(cols), 0, e);
+    else if (!bad)
+        bad = gpu_args(K(K_AGG_SEG), e, sizeof opi, &opi, sizeof nseg, &nseg, sizeof len, &len, sizeof ss, &ss,
+                       sizeof es, &es, sizeof cc, &cc, MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) ||
+              gpu_launch1(K(K_AGG_SEG), (size_t)nseg, 0, e);
+    if (!bad) r = gpu_dense_result(dir == DIR_COL ? 1 : nseg, dir == DIR_COL ? nseg : 1, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
     return r;
 }
@@ -368,7 +382,7 @@ MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
         if ((o = out_buf(cols, e)) &&
             !gpu_args(K(K_AGG_COL), e, sizeof opi, &opi, sizeof rr, &rr, sizeof cc, &cc, sizeof div, &div,
                       MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) &&
-            !gpu_launch1(K(K_AGG_COL), (size_t)cols, 0, e))
+            !gpu_launch1(K(K_AGG_COL), (size_t)(ab.sparse ? band_items(cols) : cols), 0, e))
             r = gpu_dense_result(1, cols, o, e), o = NULL;
     } else {
         /* two stages: partials of G work-groups, then one row of G; a
@@ -546,7 +560,7 @@ static int tmm_csrb_run(DevMat a, const GpuBuf *bb, int64_t k, int64_t m, int64_
     if (gpu_args(K(K_TMM_CSRB), e, sizeof kk, &kk, sizeof mm, &mm, sizeof nn, &nn, sizeof ch, &ch, MAT_ARGS(a),
                  sizeof(cl_mem), &bb->rp, sizeof(cl_mem), &bb->ci, sizeof(cl_mem), &bb->v, sizeof(cl_mem), &ba,
                  sizeof use, &use, sizeof up, &up, sizeof(cl_mem), &part, (size_t)0) ||
-        gpu_launch1(K(K_TMM_CSRB), (size_t)(G * m), 0, e))
+        gpu_launch1(K(K_TMM_CSRB), (size_t)(G * (a.sp ? band_items(m) : m)), 0, e))
         goto done;
     if (G > 1) rc = part_sum_run(G, m, n, upper, part, o, e);
     else if (!upper) rc = 0;
@@ -748,24 +762,28 @@ void gpu_price_agg(OpCode op, AggDir dir, const MB *a, GpuXfer *x)
     double n = mb_cells(a), nz = a->sparse ? (double)a->nnz : n;
     double out = 8 * (dir == DIR_ROW ? (double)a->rows : dir == DIR_COL ? (double)a->cols : 1);
     /* agg_row and agg_part visit a CSR input's entries (and a 0 per row
-     * for min/max); agg_col and agg_seg look every cell up */
+     * for min/max); agg_col, agg_seg and agg_seg_col step every cell,
+     * over a CSR input by a cursor (a binary search per GPU_CSR_SEG
+     * cells of a row: csr_walk) */
     if (agg_code(op) >= 0 && dir != DIR_COL) price(x, nz + (a->sparse ? (double)a->rows : 0), nz, out);
-    else price(x, n * (1 + csr_probes(a)), agg_code(op) >= 0 ? nz : n, out);
+    else price(x, n * (1 + csr_walk(a)), agg_code(op) >= 0 ? nz : n, out);
 }
 
 void gpu_price_mm(OpCode op, bool left, const MB *a, const MB *b, GpuXfer *x)
 {
     double nza = (double)a->nnz;
     if (op == OP_TSMM) {
-        /* tmm_csrb (a = b, upper): a binary search per row and column,
-         * then each row's products from that column on (about nnz^2 / k
+        /* tmm_csrb (a = b, upper): per row and column a's cell and b's
+         * row from that column, by two cursors over the row's band of
+         * columns (csr_walk each), then each row's products from that
+         * column on (about nnz^2 / k
          * over the rows, as the CPU's scatter), the flags of rows with
          * NaN/Inf unless a is known finite; csr_tsmm_r: a merge of two
          * rows per upper cell; dense: CLBlast */
         double k = left ? (double)a->rows : (double)a->cols, n = left ? (double)a->cols : (double)a->rows;
         double prod = nza * nza / fmax(k, 1), flags = host_finite(a) ? 0 : nza;
         if (!a->sparse) price(x, k * n * n, k * n * n, n * n * 8);
-        else if (left) price(x, k * n * 2 * csr_probes(a) + prod + n * n + flags, prod, n * n * 8);
+        else if (left) price(x, k * n * 2 * csr_walk(a) + prod + n * n + flags, prod, n * n * 8);
         else price(x, n * nza + n * n, prod, n * n * 8);
         return;
     }
@@ -777,9 +795,9 @@ void gpu_price_mm(OpCode op, bool left, const MB *a, const MB *b, GpuXfer *x)
      * entries (CSR b) */
     double pass = host_finite(b) ? 0 : b->sparse ? nzb : k * n;
     if (tl && b->sparse) {
-        /* tmm_csrb: a's cell per row and output row (a binary search of
-         * a CSR a), times b's row */
-        double look = k * m * (a->sparse ? csr_probes(a) : 1);
+        /* tmm_csrb: a's cell per row and output row (a CSR a's by a
+         * cursor over the row's band: csr_walk), times b's row */
+        double look = k * m * (a->sparse ? csr_walk(a) : 1);
         price(x, look + 2 * m * nzb + pass, 2 * (a->sparse ? nza * nzb / fmax(k, 1) : m * nzb), m * n * 8);
     } else if (tl && a->sparse) {
         /* csr_tmm and its partial sums */
@@ -849,7 +867,7 @@ MB *gpu_cum(OpCode op, const MB *a, BrErr *e)
     cl_mem o = out_buf(rows * cols, e);
     if (o && !gpu_args(K(K_CUM_COL), e, sizeof opi, &opi, sizeof rows, &rows, sizeof cols, &cols, MAT_ARGS(d),
                        sizeof(cl_mem), &o, (size_t)0) &&
-        !gpu_launch1(K(K_CUM_COL), (size_t)cols, 0, e))
+        !gpu_launch1(K(K_CUM_COL), (size_t)(ab.sparse ? band_items(cols) : cols), 0, e))
         r = gpu_dense_result(rows, cols, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
     return end(r);
@@ -927,24 +945,33 @@ MB *gpu_lix(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const M
     GpuBuf xb, yb = {0};
     MB *r = NULL;
     if (gpu_get(x, &xb, e) || (y && gpu_get(y, &yb, e))) return end(NULL);
-    cl_mem tx = NULL, ty = NULL, dx = gpu_dense_view(x, &xb, &tx, e), dy = dx && y ? gpu_dense_view(y, &yb, &ty, e) : NULL;
-    size_t bytes = (size_t)(x->rows * x->cols) * sizeof(double);
-    cl_mem o = dx && (dy || !y) ? out_buf(x->rows * x->cols, e) : NULL;
-    cl_long cols = x->cols, l0 = rl, c0 = cl, m = ru - rl, n = cu - cl;
+    cl_mem o = out_buf(x->rows * x->cols, e);
+    cl_long rows = x->rows, cols = x->cols, l0 = rl, c0 = cl, m = ru - rl, n = cu - cl;
     cl_int scalar = y == NULL;
     cl_double sv = s;
-    cl_int rc = o ? clEnqueueCopyBuffer(gpu_ctx.q, dx, o, 0, 0, bytes, 0, NULL, NULL) : CL_SUCCESS;
+    if (o && (xb.sparse || yb.sparse)) {
+        /* a CSR target or source: read as CSR by lix_rows, one launch
+         * (no dense copy first); the scalar form passes x as y (unread) */
+        DevMat dx = dev_mat(&xb), dy = y ? dev_mat(&yb) : dx;
+        if (!gpu_args(K(K_LIX_ROWS), e, sizeof rows, &rows, sizeof cols, &cols, sizeof l0, &l0, sizeof c0, &c0, sizeof m,
+                      &m, sizeof n, &n, MAT_ARGS(dx), MAT_ARGS(dy), sizeof sv, &sv, sizeof scalar, &scalar,
+                      sizeof(cl_mem), &o, (size_t)0) &&
+            !gpu_launch1(K(K_LIX_ROWS), (size_t)rows, 0, e))
+            r = gpu_dense_result(x->rows, x->cols, o, e), o = NULL;
+        if (o) clReleaseMemObject(o);
+        return end(r);
+    }
+    size_t bytes = (size_t)(x->rows * x->cols) * sizeof(double);
+    cl_int rc = o ? clEnqueueCopyBuffer(gpu_ctx.q, xb.d, o, 0, 0, bytes, 0, NULL, NULL) : CL_SUCCESS;
     if (rc != CL_SUCCESS) gpu_clerr(e, rc, "clEnqueueCopyBuffer");
     /* the scalar form passes the target as y (unread) */
-    cl_mem src = dy ? dy : dx;
+    cl_mem src = y ? yb.d : xb.d;
     if (o && rc == CL_SUCCESS &&
         !gpu_args(K(K_LIX), e, sizeof cols, &cols, sizeof l0, &l0, sizeof c0, &c0, sizeof m, &m, sizeof n, &n,
                   sizeof(cl_mem), &src, sizeof sv, &sv, sizeof scalar, &scalar, sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_LIX), (size_t)(m * n), 0, e))
         r = gpu_dense_result(x->rows, x->cols, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
-    if (tx) clReleaseMemObject(tx);
-    if (ty) clReleaseMemObject(ty);
     return end(r);
 }
 
@@ -1016,16 +1043,25 @@ static int cla_group_run(const ClaGroup *g, int64_t rows, int64_t cols, cl_mem o
     if (g->enc == CLA_EMPTY || g->ncols == 0 || rows == 0) return 0;
     if (g->enc == CLA_OLE || g->enc == CLA_RLE) return cla_lists_run(g, rows, cols, out, e);
     cl_int mode = g->enc == CLA_DDC1 ? 1 : g->enc == CLA_DDC2 ? 2 : g->enc == CLA_UNC ? 3 : 0;
-    cl_mem gc = gpu_upload(g->cols, (size_t)g->ncols * sizeof(int32_t), e), dict = NULL, codes = NULL, u = NULL,
-           tmp = NULL;
+    cl_mem gc = gpu_upload(g->cols, (size_t)g->ncols * sizeof(int32_t), e), dict = NULL, codes = NULL, u = NULL;
     GpuBuf ub = {0};
     int rc = -1;
     if (!gc) return -1;
     if (mode != 3 && !(dict = gpu_upload(g->dict, (size_t)g->ndict * (size_t)g->ncols * sizeof(double), e))) goto done;
     if (mode == 1 && !(codes = gpu_upload(g->ix->c1, (size_t)rows, e))) goto done;
     if (mode == 2 && !(codes = gpu_upload(g->ix->c2, (size_t)rows * sizeof(uint16_t), e))) goto done;
-    if (mode == 3 && (gpu_get(g->unc, &ub, e) || !(u = gpu_dense_view(g->unc, &ub, &tmp, e)))) goto done;
+    if (mode == 3 && gpu_get(g->unc, &ub, e)) goto done;
     cl_long r = rows, c = cols;
+    if (mode == 3 && ub.sparse) {
+        /* a CSR block: its entries scattered into the zeroed out (no
+         * dense copy first) */
+        if (!gpu_args(K(K_CLA_UNC_CSR), e, sizeof r, &r, sizeof c, &c, sizeof(cl_mem), &gc, sizeof(cl_mem), &ub.rp,
+                      sizeof(cl_mem), &ub.ci, sizeof(cl_mem), &ub.v, sizeof(cl_mem), &out, (size_t)0) &&
+            !gpu_launch1(K(K_CLA_UNC_CSR), (size_t)rows, 0, e))
+            rc = 0;
+        goto done;
+    }
+    if (mode == 3) u = ub.d;
     cl_int nc = g->ncols;
     cl_mem dd = dict ? dict : out, c1 = mode == 1 ? codes : out, c2 = mode == 2 ? codes : out, uu = u ? u : out;
     if (!gpu_args(K(K_CLA_GROUP), e, sizeof r, &r, sizeof c, &c, sizeof nc, &nc, sizeof(cl_mem), &gc, sizeof(cl_mem),
@@ -1037,7 +1073,6 @@ done:
     clReleaseMemObject(gc);
     if (dict) clReleaseMemObject(dict);
     if (codes) clReleaseMemObject(codes);
-    if (tmp) clReleaseMemObject(tmp);
     return rc;
 }
 

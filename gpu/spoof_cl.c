@@ -56,6 +56,24 @@ static const char row_helpers[] =
     "{\n"
     "    for (long c = 0; c < nc; c++) { double s = 0; for (long j = 0; j < n; j++) s += a[j] * B[j * nc + c]; out[c] = s; }\n"
     "}\n"
+    /* cg_vecmatg over a CSR B (row pointers RP, columns CI, values V):
+     * row j's entries scattered into out, in j's order (cg_vecmatg's
+     * sums to the bit: the zeros it adds change no sum); a NaN or Inf
+     * a[j] by every column, the row's cursor giving its values and zeros
+     * elsewhere (Inf * 0: NaN as there) */
+    "CG_INL void cg_vecmatc(gcd a, long n, gcd V, __global const long *RP, __global const int *CI, long nc, __global double *out)\n"
+    "{\n"
+    "    for (long c = 0; c < nc; c++) out[c] = 0;\n"
+    "    for (long j = 0; j < n; j++) {\n"
+    "        const double x = a[j];\n"
+    "        const long qa = RP[j], qe = RP[j + 1];\n"
+    "        if (isfinite(x)) { for (long q = qa; q < qe; q++) out[CI[q]] += x * V[q]; continue; }\n"
+    "        for (long c = 0, q = qa; c < nc; c++) { double bv = 0; if (q < qe && CI[q] == c) bv = V[q++]; out[c] += x * bv; }\n"
+    "    }\n"
+    "}\n"
+    /* cg_dotg against a CSR n x 1 B: row j's one entry, if any */
+    "CG_INL double cg_dotc(gcd a, long n, gcd V, __global const long *RP)\n"
+    "{ double s = 0; for (long j = 0; j < n; j++) s += a[j] * (RP[j + 1] > RP[j] ? V[RP[j]] : 0.0); return s; }\n"
     /* out = a B over a row-major n x nc B by B's tiles of tk rows and tj
      * columns in local memory bt, loaded by the whole work-group (every
      * work-item calls it: uniform n, nc); each work-item's tj sums in
@@ -336,6 +354,14 @@ static int csr_side_params(const char *src, int n, bool *side)
     return c;
 }
 
+/* Does a CSR side input of mode md take scratch (a row expanded)? Row's
+ * side matrices and Outer's factors and side matrices are read by
+ * their entries in place (codegen/cgen_cl.c csr_mat_in). */
+static bool side_scratch(int md)
+{
+    return md == SPM_FULL || md == SPM_ROW || md == SPM_COL;
+}
+
 /* The scratch doubles per row that generated src takes for the CSR side
  * inputs of in (csr_side_params; main and a stitched call's replaced
  * inputs excepted): their columns (a column vector's one, unused; Outer
@@ -348,7 +374,7 @@ static int64_t csr_side_len(const char *src, const SpoofIn *in, int main, const 
     if (side && csr_side_params(src, in->n, side) > 0)
         for (int k = 0; k < in->n; k++)
             if (side[k] && k != main && !(st && st->slot[k] >= 0) && in->m[k] && in->m[k]->sparse &&
-                !(sp && in->mode[k] == SPM_FULL))
+                !(sp && in->mode[k] == SPM_FULL) && side_scratch(in->mode[k]))
                 len += in->m[k]->cols;
     free(side);
     return len;
@@ -747,7 +773,7 @@ static int call_open(Call *x, const char *src, const SpoofIn *in, int main, cons
         bool side = x->side[k] && k != main;
         rc = bind_input(main, in->m[k], k, side, &x->arg[k], &x->tmp[k], side ? &x->srp[k] : &x->rp,
                         side ? &x->sci[k] : &x->ci, e);
-        if (!rc && x->srp[k]) x->slen += in->m[k]->cols;
+        if (!rc && x->srp[k] && side_scratch(in->mode[k])) x->slen += in->m[k]->cols;
     }
     if (rc) return rc;
     if (!(x->L = small_buf(L, (size_t)nL * sizeof(int64_t), e)) ||

@@ -134,6 +134,66 @@ static void agg_sweep(const OpCode *ops, int nops)
                     }
 }
 
+/* a and b equal to the bit (both NaN counts as equal; -0.0 is not 0.0) */
+static void bits_eq(MB *a, MB *b, const char *what, int64_t r, int64_t c, double sp)
+{
+    BrErr e = {0};
+    T_CHECK(a && b && !mb_host(a, &e) && !mb_host(b, &e), "%s %lldx%lld sp %.2f: results", what, (long long)r,
+            (long long)c, sp);
+    MB *x = a && b ? mb_to_dense(a, &e) : NULL, *y = x ? mb_to_dense(b, &e) : NULL;
+    bool same = x && y && x->rows == y->rows && x->cols == y->cols;
+    int64_t bad = -1;
+    for (int64_t k = 0; same && k < x->rows * x->cols; k++)
+        if (!(isnan(x->d[k]) && isnan(y->d[k])) && memcmp(&x->d[k], &y->d[k], sizeof(double))) bad = k, same = false;
+    T_CHECK(same, "%s %lldx%lld sp %.2f: CSR vs dense differ at cell %lld (%.17g vs %.17g)", what, (long long)r,
+            (long long)c, sp, (long long)bad, bad >= 0 ? x->d[bad] : 0.0, bad >= 0 ? y->d[bad] : 0.0);
+    mb_release(x), mb_release(y), mb_release(a), mb_release(b);
+}
+
+/* Column walks over a CSR operand (clsrc.c agg_col, agg_seg_col,
+ * cum_col: a band of GPU_CSR_SEG columns per work-item, each row's
+ * band by a cursor; agg_seg's rows and full walks by a row cursor):
+ * every aggregate in every direction and every cumulative aggregate
+ * over a CSR a equals the device's result over a's dense copy to the
+ * bit, with NaN, Inf and stored -0.0 among the entries, over one row,
+ * one column, bands cut short (31, 33, 65 and 300 columns) and
+ * densities 0, 5% and 30%. */
+static void test_colwalk(void)
+{
+    const int64_t shp[][2] = {{1, 70}, {70, 1}, {33, 65}, {3, 300}, {257, 31}, {40, 33}};
+    const double dn[] = {0, 0.05, 0.3};
+    const OpCode aggs[] = {OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX, OP_PROD, OP_VAR, OP_SD, OP_IDXMAX, OP_IDXMIN};
+    const OpCode cums[] = {OP_CUMSUM, OP_CUMPROD, OP_CUMMIN, OP_CUMMAX};
+    const AggDir dirs[] = {DIR_COL, DIR_ROW, DIR_FULL};
+    for (int s = 0; s < 6; s++)
+        for (int p = 0; p < 3; p++) {
+            int64_t r = shp[s][0], c = shp[s][1];
+            BrErr e = {0};
+            MB *a = rnd(r, c, dn[p], true, true);
+            if (!a->sparse) mb_make_sparse(a, &e);
+            for (int64_t k = 0; a->sparse && k < a->nnz; k += 5) a->v[k] = -0.0;
+            MB *d = mb_to_dense(a, &e);
+            T_CHECK(a->sparse && d && !d->sparse, "colwalk %lldx%lld: a CSR a and its dense copy", (long long)r,
+                    (long long)c);
+            for (int o = 0; o < 10 && d; o++)
+                for (int q = 0; q < 3; q++) {
+                    /* (rowIndexMax/Min: rows only; sum, min, max by rows
+                     * and in full visit the entries only: agg_row,
+                     * agg_part, not walks of every cell) */
+                    if ((o >= 8 && dirs[q] != DIR_ROW) || (o < 5 && dirs[q] != DIR_COL)) continue;
+                    BrErr g1 = {0}, g2 = {0};
+                    char what[48];
+                    snprintf(what, sizeof what, "%s %s", op_info[aggs[o]].name, q == 0 ? "cols" : q == 1 ? "rows" : "full");
+                    bits_eq(gpu_agg(aggs[o], dirs[q], a, &g1), gpu_agg(aggs[o], dirs[q], d, &g2), what, r, c, dn[p]);
+                }
+            for (int o = 0; o < 4 && d; o++) {
+                BrErr g1 = {0}, g2 = {0};
+                bits_eq(gpu_cum(cums[o], a, &g1), gpu_cum(cums[o], d, &g2), op_info[cums[o]].name, r, c, dn[p]);
+            }
+            mb_release(a), mb_release(d);
+        }
+}
+
 static void test_agg(void)
 {
     const OpCode ops[] = {OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX};
@@ -207,10 +267,30 @@ static void test_ifelse_slice(void)
                  * (both refuse: the CPU reports it) */
                 int64_t h = rg[k][1] - rg[k][0], w = rg[k][3] - rg[k][2];
                 MB *src = rnd(h, w, sps[p], sp, false), *bad = rnd(h + 1, w, 1, false, false);
-                same(gpu_lix(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], src, 0, &ge),
-                     k_lix(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], src, &e), &ge, 0, "lix", r, c, sps[p]);
-                same(gpu_lix(full, rg[k][0], rg[k][0] + 1, rg[k][2], rg[k][2] + 1, NULL, -7.5, &ge),
-                     k_lix_scalar(full, rg[k][0], rg[k][2], -7.5, &e), &ge, 0, "lix scalar", r, c, sps[p]);
+                /* the source in the target's format and in the other;
+                 * a CSR target or source is read as CSR (lix_rows): one
+                 * launch, no dense copy (GpuStats.expand_bytes) */
+                MB *src2 = sp ? mb_to_dense(src, &e) : mb_to_sparse(src, &e);
+                const MB *srcs[2] = {src, src2};
+                for (int f = 0; f < 2; f++) {
+                    gpu_stats_reset();
+                    MB *gl = gpu_lix(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], srcs[f], 0, &ge);
+                    GpuStats ls = gpu_stats();
+                    T_CHECK(!gl || (ls.launches == 1 && ls.expand_bytes == 0),
+                            "lix %lldx%lld sp %.2f (source %s): %lld launches, %lld bytes expanded", (long long)r,
+                            (long long)c, sps[p], srcs[f]->sparse ? "CSR" : "dense", (long long)ls.launches,
+                            (long long)ls.expand_bytes);
+                    same(gl, k_lix(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], srcs[f], &e), &ge, 0, "lix", r, c,
+                         sps[p]);
+                }
+                gpu_stats_reset();
+                MB *gs = gpu_lix(full, rg[k][0], rg[k][0] + 1, rg[k][2], rg[k][2] + 1, NULL, -7.5, &ge);
+                GpuStats ss = gpu_stats();
+                T_CHECK(!gs || (ss.launches == 1 && ss.expand_bytes == 0),
+                        "lix scalar %lldx%lld sp %.2f: %lld launches, %lld bytes expanded", (long long)r, (long long)c,
+                        sps[p], (long long)ss.launches, (long long)ss.expand_bytes);
+                same(gs, k_lix_scalar(full, rg[k][0], rg[k][2], -7.5, &e), &ge, 0, "lix scalar", r, c, sps[p]);
+                mb_release(src2);
                 T_CHECK(!gpu_lix(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], bad, 0, &ge) && !ge.code,
                         "lix: a source of another shape is the CPU's to report");
                 mb_release(src), mb_release(bad);
@@ -667,6 +747,11 @@ static void test_csr_mm_price(void)
     gpu_price_mm(OP_TSMM, true, x, NULL, &p);
     T_CHECK(p.flops < 400.0 * 60 * 60 / 4 && near(p.flops * p.hscale, nz * nz / 400) && p.out == 60 * 60 * 8,
             "t(X) X over CSR: far below the dense cells' %g (%g)", 400.0 * 60 * 60, p.flops);
+    /* tmm_csrb over a CSR a: two cursors per row's band of GPU_CSR_SEG
+     * columns (a step per column each, a binary search per band) */
+    double pr = 1 + ceil(log2(nz / 400 + 1));
+    T_CHECK(near(p.flops, 400.0 * 60 * 2 * (1 + pr / 32) + nz * nz / 400 + 60.0 * 60),
+            "t(X) X over CSR: cursors per band, %g", p.flops);
     gpu_price_mm(OP_TSMM, false, x, NULL, &p);
     T_CHECK(p.flops == 400 * nz + 400.0 * 400 && p.out == 400.0 * 400 * 8, "X t(X) over CSR: a merge per cell");
     gpu_price_mm(OP_TSMM, true, xd, NULL, &p);
@@ -710,8 +795,18 @@ static void test_csr_price(void)
     T_CHECK(p.flops == nz + 200 && near(p.flops * p.hscale, nz) && p.out == 200 * 8, "rowSums over CSR: its entries");
     gpu_price_agg(OP_SUM, DIR_FULL, d, &p);
     T_CHECK(p.flops == n && p.out == 8, "sum over dense: its cells");
+    /* column walks (agg_col, agg_seg_col, agg_seg's rows): a step per
+     * cell and a binary search per band of GPU_CSR_SEG cells of a row */
     gpu_price_agg(OP_SUM, DIR_COL, x, &p);
-    T_CHECK(p.flops > n && near(p.flops * p.hscale, nz) && p.out == 50 * 8, "colSums over CSR: a lookup per cell");
+    T_CHECK(near(p.flops, n * (2 + probes / 32)) && near(p.flops * p.hscale, nz) && p.out == 50 * 8,
+            "colSums over CSR: a cursor per band, %g", p.flops);
+    gpu_price_agg(OP_PROD, DIR_COL, x, &p);
+    T_CHECK(near(p.flops, n * (2 + probes / 32)) && near(p.flops * p.hscale, n), "colProds over CSR: a cursor, %g",
+            p.flops);
+    gpu_price_agg(OP_VAR, DIR_ROW, x, &p);
+    T_CHECK(near(p.flops, n * (2 + probes / 32)), "rowVars over CSR: a cursor, %g", p.flops);
+    gpu_price_agg(OP_SUM, DIR_COL, d, &p);
+    T_CHECK(p.flops == n && p.hscale == 1, "colSums over dense: its cells");
     mb_release(x), mb_release(d);
 }
 
@@ -1150,10 +1245,16 @@ static void test_cla_decompress(void)
             MB *x = cmb_new(n, 9, gs, ng, &e);
             T_CHECK(x && x->cmb && gpu_cla_ok(x), "cla %lld/%d: block built", (long long)n, v);
             if (!x) continue;
+            gpu_stats_reset();
             int64_t up = gpu_stats().h2d_bytes;
             MB *got = gpu_cla_decompress(x, &ge);
             T_CHECK(got && got->dev, "cla %lld/%d: decompressed on the device (%s)", (long long)n, v, ge.msg);
-            int64_t sent = gpu_stats().h2d_bytes - up;
+            GpuStats cs = gpu_stats();
+            int64_t sent = cs.h2d_bytes - up;
+            /* a launch per group but EMPTY; a CSR UNC block read as CSR
+             * (cla_unc_csr): no dense copy first */
+            T_CHECK(cs.launches == 4 && cs.expand_bytes == 0, "cla %lld/%d: %lld launches, %lld bytes expanded",
+                    (long long)n, v, (long long)cs.launches, (long long)cs.expand_bytes);
             /* dense UNC columns go whole: the DDC/CONST ones as codes */
             T_CHECK(v == 2 || n < 257 || sent < 8 * n * 9, "cla %lld/%d: %lld bytes uploaded for %lld dense",
                     (long long)n, v, (long long)sent, (long long)(8 * n * 9));
@@ -1239,6 +1340,7 @@ int main(void)
     test_csr_lazy();
     test_csr_direct();
     test_csr_price();
+    test_colwalk();
     test_csr_mm();
     test_csr_mm_price();
     test_cla_decompress();

@@ -685,6 +685,134 @@ static void test_csr_side(void)
             }
 }
 
+/* CSR factors and side matrices read in the operator's launch
+ * (codegen/cgen_cl.c csr_mat_in; docs/gpu.md, "CSR factors and side
+ * matrices"): Row's B of a vector-matrix product (B: N x 3, b: N x 1,
+ * C: 3 x 4 for a second product) and Outer's U (M x 3), V (N x 3) and
+ * side matrix, bound as CSR with no dense copy on the device
+ * (GpuStats.expand_bytes 0, the launches of the dense run). One run of
+ * case c at M x N with those inputs at density dn (nf: NaN, Inf and
+ * -Inf in W, and Inf in the driver Ws): on the CPU, under -gpu force
+ * with them CSR, and with them dense; the CSR run equals the CPU within
+ * rtol and the dense run to the bit. */
+static void csr_mat_run(const Case *c, int64_t M, int64_t N, double dn, bool nf)
+{
+    const char *nm[7] = {"W", "Ws", "B", "b", "C", "U", "V"};
+    CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+    char what[64];
+    snprintf(what, sizeof what, "%lldx%lld at %g%s", (long long)M, (long long)N, dn, nf ? " NaN/Inf" : "");
+    MB *in[7] = {gen_main(M, N, 1, false, nf), t_gen(M, N, 0.1, 0.5, 2, true), t_gen(N, 3, dn, -1, 1, true),
+                 t_gen(N, 1, dn, -1, 1, true), t_gen(3, 4, dn, -1, 1, true), t_gen(M, 3, dn, 0, 1, true),
+                 t_gen(N, 3, dn, 0, 1, true)};
+    if (nf && M * N > 3) {
+        /* Inf among the driver's entries (an Outer cell value Inf meets
+         * the side matrix's zeros: NaN as with it dense) */
+        MB *d = mb_to_dense(in[1], &(BrErr){0});
+        mb_dset(d, M / 2, N / 2, INFINITY);
+        mb_recount_nnz(d);
+        mb_release(in[1]);
+        in[1] = mb_to_sparse(d, &(BrErr){0});
+        mb_release(d);
+    }
+    MB *dn_[5] = {NULL};
+    BrErr e = {0};
+    bool ok = in[1] != NULL;
+    for (int k = 0; k < 5 && ok; k++) ok = (dn_[k] = mb_to_dense(in[k + 2], &e)) != NULL;
+    T_CHECK(ok, "%s %s: dense inputs: %s", c->name, what, e.msg);
+    TRun want = {0}, got = {0}, dense = {0};
+    GpuStats g = {0}, gd = {0};
+    if (ok) {
+        gpu_configure(GPU_OFF, -1, 0);
+        t_run_dml(c->src, &o, 7, nm, in, c->nout, (const char **)c->out, &want);
+        gpu_configure(GPU_FORCE, -1, 0);
+        gpu_set_stitch(false);
+        gpu_spoof_comb(1);
+        gpu_stats_reset();
+        t_run_dml(c->src, &o, 7, nm, in, c->nout, (const char **)c->out, &got);
+        g = gpu_stats();
+        MB *sp[5];
+        for (int k = 0; k < 5; k++) sp[k] = in[k + 2], in[k + 2] = dn_[k];
+        gpu_stats_reset();
+        t_run_dml(c->src, &o, 7, nm, in, c->nout, (const char **)c->out, &dense);
+        gd = gpu_stats();
+        for (int k = 0; k < 5; k++) in[k + 2] = sp[k];
+        gpu_spoof_comb(0);
+        gpu_set_stitch(true);
+        T_CHECK(want.rc == 0 && got.rc == 0 && dense.rc == 0, "%s %s: %s / %s / %s", c->name, what, want.err, got.err,
+                dense.err);
+    }
+    if (ok && !want.rc && !got.rc && !dense.rc) {
+        for (int t = 0; t < c->nout; t++) {
+            check_out(c, t, &got.out[t], &want.out[t], what);
+            check_out_tol(c, t, &got.out[t], &dense.out[t], 0, "CSR vs dense, to the bit");
+        }
+        int64_t all = got.st.fused[0] + got.st.fused[1] + got.st.fused[2] + got.st.fused[3];
+        /* (a CSR main input with NaN/Inf: Row declines, as on the CPU) */
+        bool decl = nf && strstr(c->name, "CSR main");
+        T_CHECK(decl ? g.fused_ops + g.fused_cpu == all : g.fused_ops == all && g.fused_cpu == 0,
+                "%s %s: %lld on the device, %lld on the CPU, %lld placed", c->name, what, (long long)g.fused_ops,
+                (long long)g.fused_cpu, (long long)all);
+        /* (sparser factors: the planner may leave the product unfused,
+         * or fold an all-zero one away) */
+        bool outer = strstr(c->name, "outer") != NULL;
+        if (M > 1 && N > 1 && dn >= 0.3)
+            T_CHECK(got.st.fused[outer ? 3 : 1] >= 1, "%s %s: a%s operator placed", c->name, what, outer ? "n Outer" : " Row");
+        T_CHECK(g.expand_bytes == 0, "%s %s: %lld bytes expanded", c->name, what, (long long)g.expand_bytes);
+        /* (read in place: no scratch row per CSR factor, spoof_cl.c
+         * side_scratch; sparser factors may form other plans, whose CSR
+         * side inputs of the iteration shape expand rows into scratch) */
+        T_CHECK(dn < 0.3 || g.scratch_bytes == gd.scratch_bytes, "%s %s: %lld scratch bytes with CSR inputs, %lld dense", c->name,
+                what, (long long)g.scratch_bytes, (long long)gd.scratch_bytes);
+        /* (one row or column: the basic operators, some of which launch
+         * differently over CSR) */
+        if (M > 1 && N > 1)
+            T_CHECK(g.launches == gd.launches, "%s %s: %lld launches with CSR inputs, %lld dense", c->name, what,
+                    (long long)g.launches, (long long)gd.launches);
+        if (M == 130 && dn == 0.3 && !nf)
+            printf("CSR factor %s: %lld launches (dense: %lld)\n", c->name, (long long)g.launches, (long long)gd.launches);
+    }
+    t_run_free(&want);
+    t_run_free(&got);
+    t_run_free(&dense);
+    for (int k = 0; k < 5; k++) mb_release(dn_[k]);
+    for (int k = 0; k < 7; k++) mb_release(in[k]);
+}
+
+/* Row's side matrices (tiled: one product; not: two products) and dot
+ * products, over a dense and a CSR main input; Outer's NO_AGG, FULL_AGG,
+ * LEFT, RIGHT and RIGHT_T. Every case at 130 x 37 and densities 0 (all
+ * zero), 2% (most rows empty) and 30%, with NaN/Inf at 30%; the other
+ * shapes (1001 x 9: blocks of rows, not multiples of the work-group; 1 x
+ * 13; 7 x 1) in turn. */
+static void test_csr_mat(void)
+{
+    static const Case S[] = {
+        {"mat row", "Z = exp(W * 0.5) %*% B\n", 1, {"Z"}},
+        {"mat row dot", "z = exp((W * 0.5) %*% b)\n", 1, {"z"}},
+        {"mat row full_agg", "s = sum(((W + 1) %*% B) ^ 2)\n", 1, {"s"}},
+        {"mat row two products", "Z = exp((W + 1) %*% B * 0.1) * ((W * 2) %*% V)\n", 1, {"Z"}},
+        {"mat row CSR main", "Z = (Ws * 2 + Ws ^ 2) %*% B\n", 1, {"Z"}},
+        {"mat outer full_agg", "s = sum(Ws * (U %*% t(V)))\n", 1, {"s"}},
+        {"mat outer no_agg", "S = Ws * exp(U %*% t(V))\n", 1, {"S"}},
+        {"mat outer left", "Z = (Ws * (U %*% t(V) + 1)) %*% V\n", 1, {"Z"}},
+        {"mat outer right", "R = t(Ws * (U %*% t(V) - 1)) %*% U\n", 1, {"R"}},
+        {"mat outer right_t", "T = t(U) %*% (Ws * (U %*% t(V) - 2))\n", 1, {"T"}},
+    };
+    static const int64_t shp[][2] = {{130, 37}, {1001, 9}, {1, 13}, {7, 1}};
+    static const double dens[] = {0, 0.02, 0.3};
+    int run = 0;
+    for (size_t q = 0; q < sizeof S / sizeof *S; q++) {
+        for (int si = 0; si < 4; si++)
+            for (int di = 0; di < 3; di++) {
+                if ((si > 0 && (int)(q + si + di) % 3) || !t_keep(run++, 2)) continue;
+                t_seed(1900 + q * 31 + (uint64_t)si * 7 + (uint64_t)di);
+                csr_mat_run(&S[q], shp[si][0], shp[si][1], dens[di], false);
+            }
+        t_seed(1990 + q);
+        csr_mat_run(&S[q], 130, 37, 0.3, true);
+    }
+}
+
 /* sysds.gpu.async (docs/gpu.md, "Asynchronous compilation"): with the
  * background builds held, an exact operator (GPU_CG_EXACT: elementwise,
  * correctly rounded operations only) runs on the CPU while its kernel
@@ -792,6 +920,7 @@ int main(void)
     test_nonfinite();
     test_launches();
     test_csr_side();
+    test_csr_mat();
     test_comb();
     test_async();
     gpu_pool_clear();
