@@ -4,7 +4,6 @@
  * compile time; instructions are then generated from each DAG. */
 #include "build.h"
 #include "pfdep.h"
-#include "recompile.h"
 
 #include "../base/vec.h"
 
@@ -1979,13 +1978,6 @@ static FProg *function_build(RtProgram *p, Func *f, FSig *sig, Diag *d)
     if (outs.oom || in.oom) oom(&c, f->span);
     ns_free(&outs);
     ns_free(&in);
-    /* fusion replaces the covered hops by fused operators in place, and
-     * a DAG with fused operators cannot join a caller's DAG: callers
-     * inline a copy taken before (the same rewrites, no fusion), so a
-     * specialization with known sizes inlines as the generic body does */
-    if (c.nerr == 0 && fp->body.n == 1 && fp->body.v[0]->kind == PB_GENERIC && fp->body.v[0]->dag &&
-        !(fp->inl = rc_dag_copy(fp->body.v[0]->dag)))
-        oom(&c, f->span);
     fp->compiled = c.nerr == 0 && plan_finalize(p, &fp->body, d) == 0 && (!sig || fp->out_dims);
     return fp;
 }

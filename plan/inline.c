@@ -14,8 +14,7 @@
 static HopDag *inlinable(const FProg *fp, char **reach)
 {
     if (!fp || fp->body.n != 1 || fp->body.v[0]->kind != PB_GENERIC) return NULL;
-    /* the body before fusion (FProg.inl), else the body itself */
-    HopDag *cd = fp->inl ? fp->inl : fp->body.v[0]->dag;
+    HopDag *cd = fp->body.v[0]->dag;
     if (!cd) return NULL;
     const Func *f = fp->func;
     for (int k = 0; k < f->nout; k++) {

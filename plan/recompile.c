@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-HopDag *rc_dag_copy(const HopDag *src)
+/* Deep copy of the hops of src (all of them, so hop i of the copy is hop
+ * i of src); NULL when out of memory. */
+static HopDag *dag_copy(const HopDag *src)
 {
     HopDag *d = hop_dag_new();
     Hop **map = calloc((size_t)src->n + 2, sizeof(Hop *));
@@ -142,7 +144,7 @@ static bool specialize_calls(RtProgram *p, HopDag *d)
 
 Code *rc_recompile(RtProgram *p, HopDag *src, SymTab *vars, int mode, HopDag **copy, RwStats *st)
 {
-    HopDag *d = rc_dag_copy(src);
+    HopDag *d = dag_copy(src);
     *copy = d;
     if (!d) return NULL;
     update_stats(d, vars, NULL);
@@ -419,7 +421,7 @@ static uint64_t key_hash(const unsigned char *k, size_t n)
     return h;
 }
 
-/* Resets the hops of copy d (from rc_dag_copy(src), possibly changed by
+/* Resets the hops of copy d (from dag_copy(src), possibly changed by
  * update_stats and size propagation) to those of src. */
 static void dag_reset(HopDag *d, const HopDag *src)
 {
@@ -469,7 +471,7 @@ RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, bool concurrent,
              * (every scalar a variable); later types only change the key */
             cache_clear(c);
             c->src = b->dag;
-            c->scratch = rc_dag_copy(b->dag);
+            c->scratch = dag_copy(b->dag);
             if (!c->scratch) c->src = NULL;   /* out of memory: no reuse */
             unsigned char *all = c->scratch ? malloc((size_t)plan_dag(b)->n + 1) : NULL;
             if (all) {
@@ -509,7 +511,7 @@ RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, bool concurrent,
             return e;
         }
         /* the copy to compile, while param is c's */
-        d = rc_dag_copy(b->dag);
+        d = dag_copy(b->dag);
         if (d) update_stats(d, vars, param);
         if (concurrent) {
             small = limit > 0;
@@ -522,7 +524,7 @@ RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, bool concurrent,
         }
         pthread_mutex_unlock(&c->lock);
     } else {
-        d = rc_dag_copy(b->dag);
+        d = dag_copy(b->dag);
         if (d) update_stats(d, vars, NULL);
     }
     if (!d) { free(key); return NULL; }

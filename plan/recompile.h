@@ -5,10 +5,6 @@
 #include "program.h"
 #include "../runtime/symtab.h"
 
-/* Deep copy of the hops of src (all of them, so hop i of the copy is hop
- * i of src); NULL when out of memory. */
-HopDag *rc_dag_copy(const HopDag *src);
-
 /* Recompiles a copy of src with the sizes (and scalar values) of vars;
  * returns its instructions. The caller frees both (plan_code_free,
  * hop_dag_free on *copy). */

@@ -78,7 +78,6 @@ void fprog_free(const RtProgram *p, FProg *fp)
     if (!fp) return;
     for (int k = 0; k < fp->body.n; k++) pblock_free(p, fp->body.v[k]);
     free(fp->body.v);
-    if (fp->inl && p && p->hooks) p->hooks->free_dag(fp->inl);
     for (int i = 0; fp->sig && i < fp->func->nin; i++) val_release(&fp->sig[i].v);
     free(fp->sig);
     free(fp->out_dims);

@@ -178,10 +178,6 @@ typedef struct FProg {
                               with that signature uses the generic version */
     FSig *sig;             /* NULL: generic */
     int64_t *out_dims;     /* specializations: rows, cols of each output (-1) */
-    void *inl;             /* a one-block body's DAG before fusion and
-                              lowering (which rewrite the body's DAG in
-                              place): what callers inline (plan/inline.c);
-                              NULL for other bodies */
 } FProg;
 
 /* Can a call with these argument values (after the parameter's type

@@ -584,68 +584,6 @@ static void test_rand_nnz(void)
     free(text);
 }
 
-/* Calls to "h" left in the compiled specializations of "g" (inspected
- * after a run, t_dml_inspect), and how many specializations of g. */
-static int g_hcalls, g_gspecs;
-
-static int code_calls(const Code *c, const char *name)
-{
-    int n = 0;
-    for (int i = 0; c && i < c->n; i++)
-        if (c->ins[i].kind == I_CALL && c->ins[i].func && !strcmp(c->ins[i].func->name, name)) n++;
-    return n;
-}
-
-static void count_hcalls(const RtProgram *p)
-{
-    g_hcalls = g_gspecs = 0;
-    for (int i = 0; i < p->nfuncs; i++) {
-        const FProg *fp = p->funcs[i];
-        if (!fp->sig || !fp->compiled || strcmp(fp->func->name, "g")) continue;
-        g_gspecs++;
-        for (int k = 0; k < fp->body.n; k++) g_hcalls += code_calls(fp->body.v[k]->code, "h");
-    }
-}
-
-/* A one-block function called with known sizes from another function's
- * specialization is inlined with codegen on as with it off: its own
- * specialization, fused on its own, used to be refused (a DAG with fused
- * operators cannot join the caller's), so its chain could not fuse with
- * the caller's (GLM's glm_as_tail). The values equal level 0's. */
-static void test_inline_fused_spec(void)
-{
-    const char *src = "X = rand(rows=40, cols=6, min=-1, max=1, seed=7)\n"
-                      "h = function(Matrix[Double] A) return (Matrix[Double] C) {\n"
-                      "  C = exp(-(A ^ 2) / 2) * (1 / (1 + abs(A) * 0.25)) + A\n"
-                      "}\n"
-                      "g = function(Matrix[Double] A, Double k) return (Matrix[Double] B) {\n"
-                      "  B = h(A) * k\n"
-                      "  if (sum(B) > 1e300) { B = B + 1 }\n"
-                      "}\n"
-                      "B = g(X, 2)\n"
-                      "s = sum(g(X[1:20, ], 3) * g(X[21:40, ], 0.5))\n";
-    const char *outs[] = {"B", "s"};
-    const CgOptions opts[] = {{.enabled = false},
-                              {.enabled = true, .plancache = true, .policy = CG_COST_BASED},
-                              {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL}};
-    const char *oname[] = {"codegen off", "cost based", "fuse_all"};
-    for (int o = 0; o < 3; o++) {
-        TRun r0, r2;
-        t_run_dml_opt(src, &opts[o], 0, 0, NULL, NULL, 2, outs, &r0);
-        t_dml_inspect = count_hcalls;
-        t_run_dml_opt(src, &opts[o], 2, 0, NULL, NULL, 2, outs, &r2);
-        t_dml_inspect = NULL;
-        T_CHECK(!r0.rc && !r2.rc, "inline fused spec (%s): %s / %s", oname[o], r0.err, r2.err);
-        for (int i = 0; i < 2 && !r0.rc && !r2.rc; i++)
-            T_CHECK(rel(&r0.out[i], &r2.out[i]) < 1e-12, "inline fused spec (%s): %s differs", oname[o], outs[i]);
-        T_CHECK(g_gspecs >= 2 && g_hcalls == 0,
-                "inline fused spec (%s): %d calls of h left in %d specializations of g (want 0, in at least 2)", oname[o],
-                g_hcalls, g_gspecs);
-        t_run_free(&r0);
-        t_run_free(&r2);
-    }
-}
-
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/braid-test-ipa-XXXXXX");
@@ -662,7 +600,6 @@ int main(void)
     test_loop_warnings();
     test_rand_nnz();
     test_unary_tsmm_nnz();
-    test_inline_fused_spec();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
