@@ -923,6 +923,49 @@ static void test_cell_narrow(bool quick)
             }
 }
 
+/* Cell and MAgg plans over column vectors whose inputs are not one flat
+ * array (a column slice Y[, j] read in place, stride ncol(Y); a sparse
+ * n x 1 input expanded a block of rows at a time): the generated
+ * cg_dense runs one vectorized loop over the rows (cgen_c.c
+ * emit_cell_column; before, a loop of one cell per row). Every policy
+ * against the unfused plan (within 1e-12), over row counts that end
+ * inside a block, NaN and Inf in E and Y, an empty and a sparse S; the
+ * explain text must show the column loop. */
+static void test_cell_column(bool quick)
+{
+    const char *nm[] = {"E", "Y", "W", "S"};
+    const char *on[] = {"o1", "o2", "o3", "o4"};
+    static const int64_t rows[] = {5000, 2049, 700, 1};
+    const char *src = "o1 = exp(-(E ^ 2) / 2) * Y[, 2] + E * W\n"
+                      "o2 = sum(Y[, 1] * log(abs(E) + 1)) + sum(Y[, 3] * (E > 0))\n"
+                      "o3 = (E >= 0) + (0.5 - (E >= 0)) * exp(-(E ^ 2) / 2) * W - Y[, 3] / (1 + abs(W))\n"
+                      "o4 = exp(E * 0.5) + S * 2 - abs(S)\n";
+    for (int ri = quick ? 2 : 0; ri < 4; ri++)
+        for (int s = 0; s < 3; s++) {
+            int64_t m = rows[ri];
+            MB *E = t_gen(m, 1, 1, -3, 3, false), *Y = t_gen(m, 3, 1, -1, 1, false);
+            if (s == 2 && m > 40) {
+                E->d[7] = NAN; E->d[m - 2] = INFINITY; E->d[m / 2] = -INFINITY;
+                Y->d[3 * 11 + 1] = NAN; Y->d[3 * 40 + 2] = -INFINITY;
+                mb_recount_nnz(E);
+                mb_recount_nnz(Y);
+            }
+            MB *S = t_gen(m, 1, s == 0 ? 0 : 0.1, -1, 1, true);
+            MB *ins[] = {E, Y, t_gen(m, 1, 1, 0.5, 2, false), S};
+            char what[96];
+            snprintf(what, sizeof what, "cell column %lldx1 %s", (long long)m,
+                     s == 0 ? "empty S" : s == 1 ? "dense" : "nan/inf");
+            check_all(what, src, 4, nm, ins, 4, on, 1e-12, 0, NULL);
+            if (ri == 0 && s == 1) {
+                char *ex = explain_text(src, CG_FUSE_ALL, 4, nm, ins, 4, on);
+                T_CHECK(ex && count_str(ex, "if (j1 == j0 + 1)") >= 3, "%s: %d column loops (want 3 operators)\n%s",
+                        what, count_str(ex, "if (j1 == j0 + 1)"), ex ? ex : "");
+                free(ex);
+            }
+            for (int v = 0; v < 4; v++) mb_release(ins[v]);
+        }
+}
+
 /* ---- shapes ---- */
 
 static void test_shapes(void)
@@ -2102,6 +2145,7 @@ int main(void)
         RUN(test_row_rix, th == 2);
         RUN(test_cell_rix, th == 2);
         RUN(test_cell_narrow, th == 2);
+        RUN(test_cell_column, th == 2);
     }
     return t_done("test_codegen");
 }
