@@ -765,8 +765,10 @@ static void pack_panel(const Drv *d, int l, int64_t kb, int64_t kcb, int64_t js,
     int64_t w = BR_MIN(nr, j1 - js), sj = b->st[l][d->tj];
     for (int64_t kk = 0; kk < kcb; kk++) {
         const double *src = b->base[l] + (kb + kk) * b->st[l][d->tk] + js * sj;
-        for (int jj = 0; jj < w; jj++) dst[kk * nr + jj] = src[jj * sj];
-        for (int jj = (int)w; jj < nr; jj++) dst[kk * nr + jj] = 0;
+        double *o = dst + kk * nr;
+        if (sj == 1) memcpy(o, src, (size_t)w * sizeof(double));
+        else for (int jj = 0; jj < w; jj++) o[jj] = src[jj * sj];
+        for (int jj = (int)w; jj < nr; jj++) o[jj] = 0;
     }
 }
 
@@ -812,9 +814,17 @@ static void merge(const Drv *d, const double *ct, int mr, int64_t i0, int64_t j0
         for (int ii = 0; ii < mrb; ii++) {
             double *r = b->r[q] + (i0 + ii) * b->rst[q][d->ti] + j0 * b->rst[q][d->tj];
             const double *c = ct + ((size_t)q * mr + ii) * d->nr;
-            if (acc == WA_ADD) for (int jj = 0; jj < nrb; jj++) r[jj] += c[jj];
-            else if (acc == WA_MIN) for (int jj = 0; jj < nrb; jj++) r[jj] = c[jj] < r[jj] ? c[jj] : r[jj];
-            else for (int jj = 0; jj < nrb; jj++) r[jj] = c[jj] > r[jj] ? c[jj] : r[jj];
+            /* elementwise, vectorized: the same bits as one at a time */
+            if (acc == WA_ADD) {
+#pragma omp simd
+                for (int jj = 0; jj < nrb; jj++) r[jj] += c[jj];
+            } else if (acc == WA_MIN) {
+#pragma omp simd
+                for (int jj = 0; jj < nrb; jj++) r[jj] = c[jj] < r[jj] ? c[jj] : r[jj];
+            } else {
+#pragma omp simd
+                for (int jj = 0; jj < nrb; jj++) r[jj] = c[jj] > r[jj] ? c[jj] : r[jj];
+            }
         }
     }
 }
@@ -824,11 +834,34 @@ static void merge(const Drv *d, const double *ct, int mr, int64_t i0, int64_t j0
 static void pack_tile(const Drv *d, int l, int64_t ia, int mrb, int64_t kb, int64_t kcb, double *dst)
 {
     const int64_t *st = d->b->st[l];
-    const double *base = d->b->base[l];
-    int mr = d->mr;
-    for (int64_t kk = 0; kk < kcb; kk++)
-        for (int ii = 0; ii < mr; ii++)
-            dst[kk * mr + ii] = ii < mrb ? base[(ia + ii) * st[d->ti] + (kb + kk) * st[d->tk]] : 0;
+    int64_t si = st[d->ti], sk = st[d->tk];
+    const double *src = d->b->base[l] + ia * si + kb * sk;
+    int mr = d->mr, ii = 0;
+    if (sk == 1 && si != 1) {
+        /* rows contiguous in k (A[i,k] of a row-major A): two rows at a
+         * time, each read in order */
+        for (; ii + 1 < mrb; ii += 2) {
+            const double *r0 = src + ii * si, *r1 = r0 + si;
+            double *o = dst + ii;
+            for (int64_t kk = 0; kk < kcb; kk++) {
+                o[kk * mr] = r0[kk];
+                o[kk * mr + 1] = r1[kk];
+            }
+        }
+        for (; ii < mrb; ii++)
+            for (int64_t kk = 0; kk < kcb; kk++) dst[kk * mr + ii] = src[ii * si + kk];
+        for (ii = mrb; ii < mr; ii++)
+            for (int64_t kk = 0; kk < kcb; kk++) dst[kk * mr + ii] = 0;
+        return;
+    }
+    /* columns contiguous in i (A[k,i], a column-major A) or any strides:
+     * one k at a time */
+    for (int64_t kk = 0; kk < kcb; kk++) {
+        const double *c = src + kk * sk;
+        double *o = dst + kk * mr;
+        for (ii = 0; ii < mrb; ii++) o[ii] = c[ii * si];
+        for (; ii < mr; ii++) o[ii] = 0;
+    }
 }
 
 /* Tile t of rows (from i0, below i1) and column panel s (from jb,
