@@ -2117,6 +2117,34 @@ static void check_wide_products(void)
         mb_release(cx);
     }
     mb_release(x);
+    /* DDC2 groups too large to bundle, in runs of 4, 3, 2 and 1 (10, 7,
+     * 6 and 5 of them beside a DDC1 column): t(X) %*% y's one-pass scatter
+     * over each run (ddc2_scatter_run) */
+    const int64_t ms[] = {11, 8, 7, 6};
+    for (size_t mi = 0; mi < sizeof ms / sizeof *ms; mi++) {
+        int64_t m2 = ms[mi];
+        MB *x2 = mb_dense(n, m2, &e);
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < m2; j++)
+                x2->d[i * m2 + j] = j == 4 ? (int)(urand() * 5) : (double)(int)(urand() * (300 + 97 * j)) - 7;
+        mb_recount_nnz(x2);
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        o.cocode = false;
+        MB *cx = cla_compress(x2, &o, &e);
+        int nd2 = 0;
+        for (int q = 0; cx && mb_is_cmb(cx) && q < cx->cmb->ngroups; q++) nd2 += cx->cmb->groups[q]->enc == CLA_DDC2;
+        T_CHECK(nd2 == m2 - 1, "wide products: %lld DDC2 groups of %lld columns", (long long)nd2, (long long)m2);
+        for (int th = 1; cx && th <= 2; th++) {
+            br_set_threads(th);
+            MB *Y = rnd(n, 1), *r2 = cla_matmul_tl(cx, Y, &e), *q2 = k_matmul_tl(x2, Y, &e);
+            T_MB_EQ(r2, q2, RT, "wide products: DDC2 runs t(X) %%*%% y, %lld columns th %d", (long long)m2, th);
+            mb_release(Y), mb_release(r2), mb_release(q2);
+        }
+        br_set_threads(0);
+        mb_release(cx);
+        mb_release(x2);
+    }
 }
 
 /* The machine's CLA constants (codegen/cla_machine.c): measured once
