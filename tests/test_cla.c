@@ -3256,7 +3256,7 @@ static int csr_layout(const MB *cx, bool *csr, bool *cols, double *unc_bytes)
  * estimate plus the columns') where it does not. */
 static void csr_estimate(int nr, double f, bool shared)
 {
-    int64_t n = 10000, m = nr + 2;
+    int64_t n = 4000, m = nr + 2;
     BrErr e = {0};
     MB *x = mb_dense(n, m, &e);
     for (int64_t i = 0; i < n; i++)
