@@ -622,8 +622,8 @@ static int ddc2_scatter_run(const struct CMB *c, const bool *bundled, const int6
         cd[m] = c->groups[q + m]->ix->c2 + lo;
         a[m] = A + off[q + m];
     }
-    switch (m) {
-    case 4:
+    if (m < 2) return 0;
+    if (m == 4) {   /* (the common run, unrolled) */
         for (int64_t i = 0; i < n; i++) {
             double x = v[i];
             a[0][cd[0][i]] += x;
@@ -632,24 +632,10 @@ static int ddc2_scatter_run(const struct CMB *c, const bool *bundled, const int6
             a[3][cd[3][i]] += x;
         }
         return 4;
-    case 3:
-        for (int64_t i = 0; i < n; i++) {
-            double x = v[i];
-            a[0][cd[0][i]] += x;
-            a[1][cd[1][i]] += x;
-            a[2][cd[2][i]] += x;
-        }
-        return 3;
-    case 2:
-        for (int64_t i = 0; i < n; i++) {
-            double x = v[i];
-            a[0][cd[0][i]] += x;
-            a[1][cd[1][i]] += x;
-        }
-        return 2;
-    default:
-        return 0;
     }
+    for (int64_t i = 0; i < n; i++)
+        for (int r = 0; r < m; r++) a[r][cd[r][i]] += v[i];
+    return m;
 }
 
 /* Cache-conscious t(x) %*% b over the compressed groups (Elgohary et
