@@ -563,10 +563,17 @@ static int32_t **nz_lists(const PCtx *c, const ColOrder *ord, int nord, const St
     return l;
 }
 
+/* Per planned group: a candidate of csr_pick (one column, not constant
+ * or empty), its estimated size and non-zero cells. */
+typedef struct CsrEst {
+    bool *one;
+    double *est, *nnz;
+} CsrEst;
+
 /* Greedy co-coding of the compressible columns (ord, by cardinality) into
- * groups appended to p. st: per column stat (consumed). */
+ * groups appended to p (ce: their sizes). st: per column stat (consumed). */
 static bool cocode(const PCtx *c, const ClaPlanOpts *o, ColOrder *ord, int nord, Stat *st, ClaPlan *p,
-                   int *ng, int *nc)
+                   int *ng, int *nc, CsrEst *ce)
 {
     int64_t mapsz = 64;
     while (mapsz < 2 * c->ns) mapsz *= 2;
@@ -622,6 +629,9 @@ static bool cocode(const PCtx *c, const ClaPlanOpts *o, ColOrder *ord, int nord,
         }
         free(g.code);
         p->est_bytes += g.est;
+        ce->one[*ng] = gcols == 1 && g.nd >= 2;   /* (not constant or empty) */
+        ce->est[*ng] = g.est;
+        ce->nnz[*ng] = (double)g.nzrows / (double)c->ns * (double)c->n;
         (*ng)++;
     }
     for (int b = 0; nzl && b < nord; b++) free(nzl[b]);
@@ -662,6 +672,45 @@ static int cmp_i32(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
     return (x > y) - (x < y);
+}
+
+/* A compressed group of one column, so a candidate of csr_pick. */
+static bool csr_one(const ClaGroup *g)
+{
+    return g && g->ncols == 1 && g->enc != CLA_EMPTY && g->enc != CLA_CONST && g->enc != CLA_UNC;
+}
+
+/* The choice of csr_share over G groups of n rows: group k (one[k]: a
+ * compressed group of one column) of bytes[k] and nnz[k] non-zero cells
+ * is a candidate below the sparsity turn point and above 12 bytes a
+ * non-zero; the candidates by saving (bytes less 12 a non-zero, most
+ * first, ties in group order) into cand; returns the length of the prefix
+ * (two or more, sparse by the block rule) that saves the most against
+ * mb_est_sparse, *save that saving (0 and 0: none). Exact sizes at
+ * compression (cla_compress, cla_compress_rows), estimated ones in the
+ * plan (cla_plan's est_bytes). */
+static int csr_pick(int64_t n, int G, const bool *one, const double *bytes, const double *nnz, int *cand,
+                    double *save)
+{
+    int nc = 0, best_n = 0;
+    for (int k = 0; k < G; k++)
+        if (one[k] && nnz[k] < MB_SPARSITY_TURN_POINT * (double)n && bytes[k] > 12.0 * nnz[k]) cand[nc++] = k;
+    for (int i = 1; i < nc; i++) {   /* insertion sort: ties keep group order */
+        int k = cand[i], j = i;
+        double gk = bytes[k] - 12.0 * nnz[k];
+        while (j > 0 && bytes[cand[j - 1]] - 12.0 * nnz[cand[j - 1]] < gk) { cand[j] = cand[j - 1]; j--; }
+        cand[j] = k;
+    }
+    double sb = 0, best = 0, z = 0;
+    for (int i = 0; i < nc; i++) {
+        sb += bytes[cand[i]];
+        z += nnz[cand[i]];
+        if (i == 0 || !mb_should_be_sparse(n, i + 1, (int64_t)z)) continue;
+        double sv = sb - mb_est_sparse(n, i + 1, (int64_t)z);
+        if (sv > best) { best = sv; best_n = i + 1; }
+    }
+    *save = best;
+    return best_n;
 }
 
 int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
@@ -724,6 +773,9 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
     }
     int ng = 0, nc = 0, nord = 0;
     double unc_cols = 0, unc_nz = 0;
+    CsrEst ce = {br_calloc((size_t)m + 1, sizeof(bool)), br_calloc((size_t)m + 1, sizeof(double)),
+                 br_calloc((size_t)m + 1, sizeof(double))};
+    ok = ok && ce.one && ce.est && ce.nnz;
     if (ok) {
         /* compressible columns by estimated cardinality; the rest UNC */
         for (int64_t j = 0; j < m; j++) {
@@ -733,8 +785,20 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
             else { unc_cols++; unc_nz += nzf; }
         }
         qsort(ord, (size_t)nord, sizeof *ord, cmp_order);
-        ok = cocode(&c, o, ord, nord, st, p, &ng, &nc);
+        ok = cocode(&c, o, ord, nord, st, p, &ng, &nc, &ce);
     }
+    if (ok && o->enc < 0) {
+        /* the columns cla_compress will move to a shared CSR group
+         * (csr_share), priced by the estimates */
+        int *cand = br_malloc(((size_t)ng + 1) * sizeof(int));
+        double save = 0;
+        if (cand) csr_pick(c.n, ng, ce.one, ce.est, ce.nnz, cand, &save);
+        p->est_bytes -= save;
+        free(cand);
+    }
+    free(ce.one);
+    free(ce.est);
+    free(ce.nnz);
     if (ok && nc < m) {
         /* one group of the remaining (uncompressed) columns */
         bool *in = br_calloc((size_t)m + 1, sizeof(bool));
@@ -1658,30 +1722,18 @@ void cla_print_stats(ClaStats *s, FILE *f)
  * cells. Returns the columns moved. */
 static int csr_share(int64_t n, const ClaPlan *p, ClaGroup **gs, const double *bytes, const int64_t *nnz, bool *unc)
 {
-    int G = p->ngroups, nc = 0, best_n = 0;
+    int G = p->ngroups;
     int *cand = br_malloc(((size_t)G + 1) * sizeof(int));
-    if (!cand) return 0;   /* (the layout as chosen: only smaller otherwise) */
-    for (int k = 0; k < G; k++) {
-        const ClaGroup *g = gs[k];
-        if (g && g->ncols == 1 && g->enc != CLA_EMPTY && g->enc != CLA_CONST &&
-            (double)nnz[k] < MB_SPARSITY_TURN_POINT * (double)n && bytes[k] > 12.0 * (double)nnz[k])
-            cand[nc++] = k;
-    }
-    /* by saving, most first (insertion sort: ties keep group order) */
-    for (int i = 1; i < nc; i++) {
-        int k = cand[i], j = i;
-        double gk = bytes[k] - 12.0 * (double)nnz[k];
-        while (j > 0 && bytes[cand[j - 1]] - 12.0 * (double)nnz[cand[j - 1]] < gk) { cand[j] = cand[j - 1]; j--; }
-        cand[j] = k;
-    }
-    double sb = 0, best = 0;
-    int64_t z = 0;
-    for (int i = 0; i < nc; i++) {
-        sb += bytes[cand[i]];
-        z += nnz[cand[i]];
-        if (i == 0 || !mb_should_be_sparse(n, i + 1, z)) continue;
-        double save = sb - mb_est_sparse(n, i + 1, z);
-        if (save > best) { best = save; best_n = i + 1; }
+    bool *one = br_calloc((size_t)G + 1, sizeof(bool));
+    double *z = br_malloc(((size_t)G + 1) * sizeof(double));
+    int best_n = 0;
+    if (cand && one && z) {   /* (else the layout as chosen: only smaller otherwise) */
+        for (int k = 0; k < G; k++) {
+            one[k] = csr_one(gs[k]);
+            z[k] = (double)nnz[k];
+        }
+        double save;
+        best_n = csr_pick(n, G, one, bytes, z, cand, &save);
     }
     for (int i = 0; i < best_n; i++) {
         int k = cand[i];
@@ -1690,6 +1742,8 @@ static int csr_share(int64_t n, const ClaPlan *p, ClaGroup **gs, const double *b
         gs[k] = NULL;
     }
     free(cand);
+    free(one);
+    free(z);
     return best_n;
 }
 
@@ -1985,8 +2039,9 @@ static bool stream_block(Stream *s, const MB *b, int64_t r0)
 }
 
 /* The group of group k from its narrow codes (NULL: UNC is smaller,
- * its columns become values; *ok false without memory). */
-static ClaGroup *stream_group(Stream *s, int k, const ClaPlanOpts *o, bool *ok)
+ * its columns become values; *ok false without memory); its exact size
+ * and non-zero cells into *bytes, *nnz (csr_pick). */
+static ClaGroup *stream_group(Stream *s, int k, const ClaPlanOpts *o, bool *ok, double *bytes, double *nnz)
 {
     Ext *x = &s->ex[k];
     SGroup *g = &s->sg[k];
@@ -1996,9 +2051,9 @@ static ClaGroup *stream_group(Stream *s, int k, const ClaPlanOpts *o, bool *ok)
     for (int64_t i = 0; i < n; i++) full[i] = g->c2 ? g->c2[i] : g->c1[i];
     x->code = full;
     ClaGroup *r = NULL;
-    double bytes;
     if (ext_stats(x, n)) {
-        ClaEnc enc = choose(x, n, &bytes);
+        ClaEnc enc = choose(x, n, bytes);
+        *nnz = (double)x->nnz_cells;
         if (o->enc >= 0 && enc != CLA_EMPTY && enc != CLA_CONST) enc = forced(x, o->enc);
         if (enc != CLA_UNC && !(r = build_group(x, n, enc))) *ok = false;
     } else *ok = false;
@@ -2142,13 +2197,18 @@ MB *cla_compress_rows(ClaRowsFn rd, void *arg, int64_t n, int64_t m, const ClaPl
         }
     }
     ClaGroup **gs = ok ? br_calloc((size_t)ng + 2, sizeof *gs) : NULL;
-    ok = ok && gs;
+    /* per group: exact size, non-zero cells, a csr_pick candidate (its
+     * codes kept until the choice) */
+    double *gbytes = br_calloc((size_t)ng + 1, sizeof(double)), *gnnz = br_calloc((size_t)ng + 1, sizeof(double));
+    bool *one = br_calloc((size_t)ng + 1, sizeof(bool));
+    int *cand = br_malloc(((size_t)ng + 1) * sizeof(int));
+    ok = ok && gs && gbytes && gnnz && one && cand;
     int64_t built = 0;   /* bytes of the groups made */
     for (int k = 0; ok && k < ng; k++) {
         if (k == s.p.unc_group || s.sg[k].dead) continue;
         hashed += s.ex[k].hashed;
         coded += n;
-        gs[k] = stream_group(&s, k, o, &ok);
+        gs[k] = stream_group(&s, k, o, &ok, &gbytes[k], &gnnz[k]);
         if (gs[k]) built += (int64_t)cla_group_bytes(gs[k], n);
         peak = BR_MAX(peak, stream_bytes(&s) + 4 * n + built);
         if (ok && !gs[k]) {
@@ -2160,8 +2220,32 @@ MB *cla_compress_rows(ClaRowsFn rd, void *arg, int64_t n, int64_t m, const ClaPl
                 ok = false;
             }
         }
-        sgroup_free(&s, k);
+        one[k] = o->enc < 0 && csr_one(gs[k]) && gnnz[k] < MB_SPARSITY_TURN_POINT * (double)n;
+        if (!one[k]) sgroup_free(&s, k);
     }
+    /* sparse columns priced beside one shared CSR group (csr_share): the
+     * chosen groups' columns become values, the CSR group's below */
+    double save = 0;
+    int moved = ok ? csr_pick(n, ng, one, gbytes, gnnz, cand, &save) : 0;
+    for (int i = 0; ok && i < moved; i++) {
+        int k = cand[i];
+        built -= (int64_t)cla_group_bytes(gs[k], n);
+        cla_group_release(gs[k]);
+        gs[k] = NULL;
+        s.sg[k].dead = true;
+        ok = stream_grow(&s, n) && stream_unc(&s, k, n);
+        peak = BR_MAX(peak, stream_bytes(&s) + built);
+        if (ok && so->max_bytes > 0 && stream_values(&s) > so->max_bytes) {
+            info->over = true;
+            info->rows = n;
+            ok = false;
+        }
+    }
+    for (int k = 0; s.sg && k < ng; k++) sgroup_free(&s, k);
+    free(gbytes);
+    free(gnnz);
+    free(one);
+    free(cand);
     int nout = 0;
     MB *r = NULL;
     if (ok) {

@@ -276,13 +276,29 @@ static MB *product_done(MB *r, bool ok, BrErr *e)
 static bool rowwise(const MB *x, double **pre, int64_t k, double *out);
 
 /* Rows per step of the row-wise and blocked column-wise products with k
- * result columns: a step's rows of results (or of b) stay about 64 KB,
- * in L2 while every group passes over them (at k = 16 CLA_BLK rows were
- * 256 KB, and each group's pass went to memory). Per cell the adds keep
+ * result columns over c (n rows): a step's rows of results (or of b)
+ * stay about 64 KB, in L2 while every group passes over them (at k = 16
+ * CLA_BLK rows were 256 KB, and each group's pass went to memory). But
+ * an OLE/RLE group pays per tuple and step (its lists' positions): where
+ * a step lists fewer than 16 rows a tuple in one of them, the step is
+ * CLA_BLK (OLE groups of 80 tuples at 10% listed rows: about one row a
+ * tuple in 1024, and X %*% B, t(X) %*% Y at k = 8-16 ran at 0.33-0.52 of
+ * the sparse kernels, 0.45-0.78 with CLA_BLK). Per cell the adds keep
  * their order (groups in order; tuple sums by rows in order), so the
  * step does not change the bits; k <= 2 (where the one-column paths sum
  * partially per step) keeps CLA_BLK. */
-static int64_t step_rows(int64_t k) { return k <= 2 ? CLA_BLK : BR_MAX(256, BR_MIN(CLA_BLK, 8192 / k)); }
+static int64_t step_rows(const struct CMB *c, int64_t n, int64_t k)
+{
+    int64_t st = k <= 2 ? CLA_BLK : BR_MAX(256, BR_MIN(CLA_BLK, 8192 / k));
+    for (int q = 0; st < CLA_BLK && q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        if ((g->enc != CLA_OLE && g->enc != CLA_RLE) || g->ndict == 0) continue;
+        int64_t listed = 0;
+        for (int32_t t = 0; t < g->ndict; t++) listed += g->counts[t];
+        if ((double)listed / (double)BR_MAX(1, n) * (double)st < 16.0 * (double)g->ndict) st = CLA_BLK;
+    }
+    return st;
+}
 
 MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
 {
@@ -590,14 +606,51 @@ static void tl_sums_finish(const struct CMB *c, const TlBundle *bs, int nbd, con
     }
 }
 
+/* Consecutive unbundled DDC2 groups q.. (2 to 4) with one column of b:
+ * A_m[code of row lo + i] += v[i] for each, in one pass (v read once; the
+ * sums of a pass per group, the same bits: each group's own table, rows
+ * in order). A pass per group, t(X) %*% y over 16 DDC2 columns ran at
+ * 0.43-0.54 of the dense kernel. Returns the groups done (0: fewer than
+ * 2 such groups at q). */
+static int ddc2_scatter_run(const struct CMB *c, const bool *bundled, const int64_t *off, int q, int64_t lo,
+                            int64_t n, const double *v, double *A)
+{
+    const uint16_t *cd[4];
+    double *a[4];
+    int m = 0;
+    for (; m < 4 && q + m < c->ngroups && c->groups[q + m]->enc == CLA_DDC2 && !bundled[q + m]; m++) {
+        cd[m] = c->groups[q + m]->ix->c2 + lo;
+        a[m] = A + off[q + m];
+    }
+    if (m < 2) return 0;
+    if (m == 4) {   /* (the common run, unrolled) */
+        for (int64_t i = 0; i < n; i++) {
+            double x = v[i];
+            a[0][cd[0][i]] += x;
+            a[1][cd[1][i]] += x;
+            a[2][cd[2][i]] += x;
+            a[3][cd[3][i]] += x;
+        }
+        return 4;
+    }
+    for (int64_t i = 0; i < n; i++)
+        for (int r = 0; r < m; r++) a[r][cd[r][i]] += v[i];
+    return m;
+}
+
 /* Cache-conscious t(x) %*% b over the compressed groups (Elgohary et
  * al.'s blocking): TL_PARTS fixed row ranges (results independent of the
  * thread count), each reading its block of b's rows once for all groups
- * (in L1/L2) into per-range per-tuple sums, merged in range order; false
- * when out of memory. Groups one at a time would read all of b once per
- * group; bundles of DDC groups share one pass (above). */
+ * (in L1/L2) into per-range per-tuple sums, added to the total in range
+ * order; false when out of memory. Groups one at a time would read all of
+ * b once per group; bundles of DDC groups share one pass (above). Each
+ * thread sums its ranges into one table of its own, added to the total
+ * and cleared after each range (a table per range cost, over DDC2 groups
+ * of 1000-4000 tuples at k = 8, 20 MB of fresh pages each call: t(X) %*%
+ * Y ran at 0.14-0.45 of the dense kernel; at k = 16 the tables passed
+ * TL_MAX_CELLS and each group read all of b). */
 #define TL_PARTS 8
-#define TL_MAX_CELLS (1 << 22)   /* partial sums per range, at most */
+#define TL_MAX_CELLS (1 << 22)   /* per-tuple sums of all threads, at most */
 
 static bool tl_blocked(const MB *x, const MB *b, double *out)
 {
@@ -613,36 +666,52 @@ static bool tl_blocked(const MB *x, const MB *b, double *out)
     const TlBundle *bs = s.bs;
     const int nbd = s.nbd;
     int64_t nb = (n + CLA_BLK - 1) / CLA_BLK, np = BR_MAX(1, BR_MIN(TL_PARTS, nb));
-    double *A = tot * np <= TL_MAX_CELLS ? br_calloc((size_t)(tot * np) + 1, sizeof(double)) : NULL;
+    const bool par = br_par((double)(n * c->ngroups));
+    int nt = par ? (int)BR_MIN(br_threads(), np) : 1;
+    /* A: the total, then one table per thread */
+    double *A = tot * (nt + 1) <= TL_MAX_CELLS ? br_calloc((size_t)(tot * (nt + 1)) + 1, sizeof(double)) : NULL;
     bool ok = A != NULL;
-    const bool par = ok && br_par((double)(n * c->ngroups));
-#pragma omp parallel for num_threads(br_threads()) if (par) schedule(dynamic, 1)
-    for (int64_t pi = 0; pi < np; pi++) {
-        if (!ok) continue;
-        int64_t a = nb * pi / np * CLA_BLK, z = BR_MIN(n, nb * (pi + 1) / np * CLA_BLK);
+#pragma omp parallel num_threads(nt) if (ok && nt > 1)
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        double *Ap = A ? A + (int64_t)(tid + 1) * tot : NULL;
         ClaIter *its = br_calloc((size_t)c->ngroups + 1, sizeof(ClaIter));
         int32_t *codes = br_malloc(CLA_BLK * sizeof(int32_t));
         uint16_t *jc = br_malloc(CLA_BLK * sizeof(uint16_t));
-        bool mine = its && codes && jc;
-        for (int q = 0; mine && q < c->ngroups; q++) {
-            const ClaGroup *g = c->groups[q];
-            if (g->enc != CLA_UNC && g->enc != CLA_EMPTY && !bundled[q] && !cla_iter_init(&its[q], g, a)) mine = false;
-        }
-        double *Ap = A + pi * tot;
-        const int64_t st = step_rows(k);
-        for (int64_t lo = a; mine && lo < z; lo += st) {
-            int64_t len = BR_MIN(st, z - lo);
-            for (int j = 0; j < nbd; j++) {
-                joint_codes(c, &bs[j], lo, len, jc);
-                joint_scatter(jc, len, b->d + lo * k, k, bs[j].jd, Ap + bs[j].off);
-            }
-            for (int q = 0; q < c->ngroups; q++) {
+        bool mine = ok && its && codes && jc;
+#pragma omp for ordered schedule(static, 1)
+        for (int64_t pi = 0; pi < np; pi++) {
+            int64_t a = nb * pi / np * CLA_BLK, z = BR_MIN(n, nb * (pi + 1) / np * CLA_BLK);
+            for (int q = 0; mine && q < c->ngroups; q++) {
                 const ClaGroup *g = c->groups[q];
-                if (g->enc == CLA_UNC || g->enc == CLA_EMPTY || bundled[q]) continue;
-                tl_block(g, &its[q], lo, len, b->d + lo * k, k, Ap + off[q], codes);
+                if (g->enc != CLA_UNC && g->enc != CLA_EMPTY && !bundled[q] && !cla_iter_init(&its[q], g, a)) mine = false;
+            }
+            const int64_t st = step_rows(c, n, k);
+            for (int64_t lo = a; mine && lo < z; lo += st) {
+                int64_t len = BR_MIN(st, z - lo);
+                for (int j = 0; j < nbd; j++) {
+                    joint_codes(c, &bs[j], lo, len, jc);
+                    joint_scatter(jc, len, b->d + lo * k, k, bs[j].jd, Ap + bs[j].off);
+                }
+                for (int q = 0; q < c->ngroups; q++) {
+                    const ClaGroup *g = c->groups[q];
+                    if (g->enc == CLA_UNC || g->enc == CLA_EMPTY || bundled[q]) continue;
+                    int r = k == 1 ? ddc2_scatter_run(c, bundled, off, q, lo, len, b->d + lo, Ap) : 0;
+                    for (int u = 0; u < r; u++) cla_iter_skip(&its[q + u], len);
+                    if (r > 0) q += r - 1;
+                    else tl_block(g, &its[q], lo, len, b->d + lo * k, k, Ap + off[q], codes);
+                }
+            }
+            for (int q = 0; its && q < c->ngroups; q++) cla_iter_free(&its[q]);
+#pragma omp ordered
+            if (mine) {   /* the ranges' sums in range order: the bits of every thread count */
+                for (int64_t i = 0; i < tot; i++) A[i] += Ap[i];
+                memset(Ap, 0, (size_t)tot * sizeof(double));
             }
         }
-        for (int q = 0; its && q < c->ngroups; q++) cla_iter_free(&its[q]);
         free(its);
         free(codes);
         free(jc);
@@ -651,8 +720,6 @@ static bool tl_blocked(const MB *x, const MB *b, double *out)
             ok = false;
         }
     }
-    for (int64_t pi = 1; ok && pi < np; pi++)
-        for (int64_t i = 0; i < tot; i++) A[i] += A[pi * tot + i];
     if (ok) tl_sums_finish(c, bs, nbd, off, A, NULL, k, out);   /* (UNC groups: the caller) */
     free(A);
     tl_sums_free(&s);
@@ -918,7 +985,7 @@ static bool rowwise(const MB *x, double **pre0, int64_t k, double *out)
 #pragma omp atomic write
             ok = false;
         }
-        const int64_t st = step_rows(k);
+        const int64_t st = step_rows(c, n, k);
         for (int64_t lo = a; mine && lo < b; lo += st) {
             int64_t len = b - lo < st ? b - lo : st;
             bundle_gather(c, &rb, lo, len, k, jc, out + lo * k);
