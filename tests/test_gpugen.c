@@ -28,6 +28,7 @@
  * (positive terms give sum|terms| = |result|), which bounds the
  * difference by 3.4e-10 of it: rtol 1e-9. exp(.) of products amplifies
  * by its argument (< 37): still inside. */
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -569,6 +570,37 @@ static void test_launches(void)
  * and CSR off it (Wn: nothing zero-preserving; both expanded in one
  * scratch). Shapes with ragged blocks, one row, one column; X at 1%,
  * 20% and 60% non-zeros (a row with none at 1%). */
+/* The three runs of a case with CSR inputs (fused everywhere, the
+ * combine in the launch, the stitch pass off): on the CPU (want), under
+ * -gpu force with the inputs as given (got; its device counters g), and
+ * with the inputs at idx[0..nsub) replaced by their dense copies dn_
+ * (dense; gd). True when all three ran. */
+static bool csr_runs(const Case *c, const char *what, int nin, const char **nm, MB **in, int nsub, const int *idx, MB **dn_,
+                     TRun *want, TRun *got, TRun *dense, GpuStats *g, GpuStats *gd)
+{
+    CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+    MB *sp[16];
+    assert(nsub <= 16);
+    gpu_configure(GPU_OFF, -1, 0);
+    t_run_dml(c->src, &o, nin, nm, in, c->nout, (const char **)c->out, want);
+    gpu_configure(GPU_FORCE, -1, 0);
+    gpu_set_stitch(false);
+    gpu_spoof_comb(1);
+    gpu_stats_reset();
+    t_run_dml(c->src, &o, nin, nm, in, c->nout, (const char **)c->out, got);
+    *g = gpu_stats();
+    for (int k = 0; k < nsub; k++) sp[k] = in[idx[k]], in[idx[k]] = dn_[k];
+    gpu_stats_reset();
+    t_run_dml(c->src, &o, nin, nm, in, c->nout, (const char **)c->out, dense);
+    *gd = gpu_stats();
+    for (int k = 0; k < nsub; k++) in[idx[k]] = sp[k];
+    gpu_spoof_comb(0);
+    gpu_set_stitch(true);
+    T_CHECK(want->rc == 0 && got->rc == 0 && dense->rc == 0, "%s %s: %s / %s / %s", c->name, what, want->err, got->err,
+            dense->err);
+    return !want->rc && !got->rc && !dense->rc;
+}
+
 /* One run of test_csr_side's case c at M x N (side inputs at density
  * dn): on the CPU, under -gpu force with the CSR side inputs X, r, c
  * bound as CSR, and with them dense. no_scratch: the plan reads its CSR
@@ -578,7 +610,6 @@ static void csr_side_run(const Case *c, int64_t M, int64_t N, double dn, bool on
 {
     const char *nm[9] = {"X", "W", "Ws", "Wn", "B", "U", "V", "r", "c"};
     static const int side[] = {0, 7, 8};   /* X, r, c: CSR, then dense */
-    CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
     char what[64];
     snprintf(what, sizeof what, "%lldx%lld at %g", (long long)M, (long long)N, dn);
     MB *in[9] = {t_gen(M, N, dn, 0, 1, true),      t_gen(M, N, 1, 0.5, 2, false), t_gen(M, N, dn / 4, 0.5, 2, true),
@@ -591,27 +622,7 @@ static void csr_side_run(const Case *c, int64_t M, int64_t N, double dn, bool on
     T_CHECK(ok, "%s %s: dense side inputs: %s", c->name, what, e.msg);
     TRun want = {0}, got = {0}, dense = {0};
     GpuStats g = {0}, gd = {0};
-    if (ok) {
-        gpu_configure(GPU_OFF, -1, 0);
-        t_run_dml(c->src, &o, 9, nm, in, c->nout, (const char **)c->out, &want);
-        gpu_configure(GPU_FORCE, -1, 0);
-        gpu_set_stitch(false);
-        gpu_spoof_comb(1);
-        gpu_stats_reset();
-        t_run_dml(c->src, &o, 9, nm, in, c->nout, (const char **)c->out, &got);
-        g = gpu_stats();
-        MB *sp[3];
-        for (int k = 0; k < 3; k++) sp[k] = in[side[k]], in[side[k]] = dn_[k];
-        gpu_stats_reset();
-        t_run_dml(c->src, &o, 9, nm, in, c->nout, (const char **)c->out, &dense);
-        gd = gpu_stats();
-        for (int k = 0; k < 3; k++) in[side[k]] = sp[k];
-        gpu_spoof_comb(0);
-        gpu_set_stitch(true);
-        T_CHECK(want.rc == 0 && got.rc == 0 && dense.rc == 0, "%s %s: %s / %s / %s", c->name, what, want.err, got.err,
-                dense.err);
-    }
-    if (ok && !want.rc && !got.rc && !dense.rc) {
+    if (ok && csr_runs(c, what, 9, nm, in, 3, side, dn_, &want, &got, &dense, &g, &gd)) {
         for (int t = 0; t < c->nout; t++) {
             check_out(c, t, &got.out[t], &want.out[t], what);
             check_out(c, t, &dense.out[t], &want.out[t], what);
@@ -698,7 +709,6 @@ static void test_csr_side(void)
 static void csr_mat_run(const Case *c, int64_t M, int64_t N, double dn, bool nf)
 {
     const char *nm[7] = {"W", "Ws", "B", "b", "C", "U", "V"};
-    CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
     char what[64];
     snprintf(what, sizeof what, "%lldx%lld at %g%s", (long long)M, (long long)N, dn, nf ? " NaN/Inf" : "");
     MB *in[7] = {gen_main(M, N, 1, false, nf), t_gen(M, N, 0.1, 0.5, 2, true), t_gen(N, 3, dn, -1, 1, true),
@@ -719,29 +729,10 @@ static void csr_mat_run(const Case *c, int64_t M, int64_t N, double dn, bool nf)
     bool ok = in[1] != NULL;
     for (int k = 0; k < 5 && ok; k++) ok = (dn_[k] = mb_to_dense(in[k + 2], &e)) != NULL;
     T_CHECK(ok, "%s %s: dense inputs: %s", c->name, what, e.msg);
+    static const int mat[] = {2, 3, 4, 5, 6};   /* B, b, C, U, V: CSR, then dense */
     TRun want = {0}, got = {0}, dense = {0};
     GpuStats g = {0}, gd = {0};
-    if (ok) {
-        gpu_configure(GPU_OFF, -1, 0);
-        t_run_dml(c->src, &o, 7, nm, in, c->nout, (const char **)c->out, &want);
-        gpu_configure(GPU_FORCE, -1, 0);
-        gpu_set_stitch(false);
-        gpu_spoof_comb(1);
-        gpu_stats_reset();
-        t_run_dml(c->src, &o, 7, nm, in, c->nout, (const char **)c->out, &got);
-        g = gpu_stats();
-        MB *sp[5];
-        for (int k = 0; k < 5; k++) sp[k] = in[k + 2], in[k + 2] = dn_[k];
-        gpu_stats_reset();
-        t_run_dml(c->src, &o, 7, nm, in, c->nout, (const char **)c->out, &dense);
-        gd = gpu_stats();
-        for (int k = 0; k < 5; k++) in[k + 2] = sp[k];
-        gpu_spoof_comb(0);
-        gpu_set_stitch(true);
-        T_CHECK(want.rc == 0 && got.rc == 0 && dense.rc == 0, "%s %s: %s / %s / %s", c->name, what, want.err, got.err,
-                dense.err);
-    }
-    if (ok && !want.rc && !got.rc && !dense.rc) {
+    if (ok && csr_runs(c, what, 7, nm, in, 5, mat, dn_, &want, &got, &dense, &g, &gd)) {
         for (int t = 0; t < c->nout; t++) {
             check_out(c, t, &got.out[t], &want.out[t], what);
             check_out_tol(c, t, &got.out[t], &dense.out[t], 0, "CSR vs dense, to the bit");
