@@ -668,6 +668,7 @@ static bool tl_blocked(const MB *x, const MB *b, double *out)
     int64_t nb = (n + CLA_BLK - 1) / CLA_BLK, np = BR_MAX(1, BR_MIN(TL_PARTS, nb));
     const bool par = br_par((double)(n * c->ngroups));
     int nt = par ? (int)BR_MIN(br_threads(), np) : 1;
+    const int64_t st = step_rows(c, n, k);   /* (the same for every range) */
     /* A: the total, then one table per thread */
     double *A = tot * (nt + 1) <= TL_MAX_CELLS ? br_calloc((size_t)(tot * (nt + 1)) + 1, sizeof(double)) : NULL;
     bool ok = A != NULL;
@@ -689,7 +690,6 @@ static bool tl_blocked(const MB *x, const MB *b, double *out)
                 const ClaGroup *g = c->groups[q];
                 if (g->enc != CLA_UNC && g->enc != CLA_EMPTY && !bundled[q] && !cla_iter_init(&its[q], g, a)) mine = false;
             }
-            const int64_t st = step_rows(c, n, k);
             for (int64_t lo = a; mine && lo < z; lo += st) {
                 int64_t len = BR_MIN(st, z - lo);
                 for (int j = 0; j < nbd; j++) {
@@ -966,6 +966,7 @@ static bool rowwise(const MB *x, double **pre0, int64_t k, double *out)
     double **pre = rb.pre;
     int nt = ok && br_par((double)(n * k * c->ngroups)) ? br_threads() : 1;
     int64_t nb = (n + CLA_BLK - 1) / CLA_BLK;
+    const int64_t st = step_rows(c, n, k);   /* (the same for every thread) */
 #pragma omp parallel num_threads(nt) if (ok && nt > 1)
     {
         int tid = 0, th = 1;
@@ -985,7 +986,6 @@ static bool rowwise(const MB *x, double **pre0, int64_t k, double *out)
 #pragma omp atomic write
             ok = false;
         }
-        const int64_t st = step_rows(c, n, k);
         for (int64_t lo = a; mine && lo < b; lo += st) {
             int64_t len = b - lo < st ? b - lo : st;
             bundle_gather(c, &rb, lo, len, k, jc, out + lo * k);
