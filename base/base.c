@@ -40,15 +40,29 @@ int br_err(BrErr *e, int code, const char *fmt, ...)
 static long g_fail_at = -1, g_alloc_count;
 static bool g_fail_quiet;   /* armed in-process (br_alloc_fail_arm) */
 
-/* The allocation that fails (0: none), BRAID_FAIL_ALLOC's at the first. */
+static void print_alloc_count(void)
+{
+    fprintf(stderr, "braid: allocations counted %ld\n", __atomic_load_n(&g_alloc_count, __ATOMIC_RELAXED));
+}
+
+/* The allocation that fails (0: none), BRAID_FAIL_ALLOC's at the first.
+ * BRAID_FAIL_ALLOC=count: none fails, and the count of allocations is
+ * printed at exit ("braid: allocations counted N"), so that the test
+ * knows how many there are from one run. */
 static long fail_at(void)
 {
     long at = __atomic_load_n(&g_fail_at, __ATOMIC_RELAXED);
     if (at < 0) {
         const char *v = getenv("BRAID_FAIL_ALLOC");
         long n = v ? atol(v) : 0;
-        at = n > 0 ? n : 0;
-        __atomic_store_n(&g_fail_at, at, __ATOMIC_RELAXED);
+        bool count = v && !strcmp(v, "count");
+        at = count ? LONG_MAX : n > 0 ? n : 0;
+        /* the first caller decides (and registers the handler) */
+        long unset = -1;
+        if (!__atomic_compare_exchange_n(&g_fail_at, &unset, at, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            at = unset;
+        else if (count)
+            atexit(print_alloc_count);
     }
     return at;
 }

@@ -82,7 +82,7 @@ static void cache_gc(const char *dir)
     while ((de = readdir(d))) {
         const char *nm = de->d_name;
         size_t l = strlen(nm);
-        snprintf(path, sizeof path, "%s/%s", dir, nm);
+        if (snprintf(path, sizeof path, "%s/%s", dir, nm) >= (int)sizeof path) continue;   /* never a cut path */
         if (!strncmp(nm, "tmp.", 4)) {
             if (lstat(path, &st) == 0 && now - st.st_mtime > CACHE_GC_PERIOD) {
                 if (S_ISDIR(st.st_mode)) cg_rmdir_flat(path);   /* a compile job's TMPDIR */
@@ -102,7 +102,7 @@ static void cache_gc(const char *dir)
             if (!nv) break;
             v = nv;
         }
-        snprintf(v[n].name, sizeof v[n].name, "%s", nm);
+        memcpy(v[n].name, nm, l + 1);   /* l < sizeof name (above) */
         v[n].mtime = st.st_mtime;
         n++;
     }
