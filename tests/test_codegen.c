@@ -662,7 +662,7 @@ static void test_row_blk(bool quick)
  * product. Row counts off and on the row block, column counts k + 1 and
  * 37, dense with NaN/Inf, dense, sparse and empty X, each within 1e-12 of
  * the unfused plan without rewrites (the outer product computed by the
- * product kernel): the product for every width k = 1..17 under fuse_all
+ * product kernel): the product for widths k from 1 to 17 under fuse_all
  * (one Row operator for k >= 2, in the explain text), and with two more
  * broadcasts (a row maximum subtracted, a row sum divided) under every
  * policy for four widths; and MLogreg's gradient t(X) %*% (Y[, 1:k] -
@@ -672,14 +672,17 @@ static void test_row_blk(bool quick)
 static void test_row_bcast(bool quick)
 {
     static const int kq[] = {1, 4, 5, 16}, ks[] = {1, 2, 4, 17};
-    int nk = T_SAN ? 4 : quick ? 4 : 17;
+    /* the widths of test_row_kmeans, one of each case of the blocked
+     * kernels (every width is test_row_blk's) */
+    static const int kf[] = {1, 2, 4, 5, 7, 8, 9, 12, 13, 16, 17};
+    int nk = T_SAN ? 4 : quick ? 4 : (int)(sizeof kf / sizeof *kf);
     const char *nm[] = {"X", "V", "P", "Y"};
     const char *on[] = {"o1", "o4", "o2", "o3"};
     enum { NI = 4, NO = 4 };
     for (int q = 0; q < nk; q++)
         for (int c = 0; c < 2; c++)
             for (int s = 0; s < 4; s++) {
-                int64_t k = T_SAN ? ks[q] : quick ? kq[q] : q + 1, n = c == 0 ? k + 1 : 37;
+                int64_t k = T_SAN ? ks[q] : quick ? kq[q] : kf[q], n = c == 0 ? k + 1 : 37;
                 int64_t m = s == 1 ? 64 : s == 0 ? 131 : 23;
                 bool all = T_SAN || quick || k == 1 || k == 4 || k == 5 || k == 16;
                 char src[700];
