@@ -382,10 +382,129 @@ const char cg_prelude_vec[] =
     "#include <immintrin.h>\n"
     "#endif\n";
 
+/* The x86 vector operations of the blocked Row kernels below, under the
+ * kernels' own names (cg_mm512_*, cg_mm256_*, CG_*8), which bundle_add
+ * (jit.c) makes private to each operator of a bundle. For GCC they are
+ * the definitions <immintrin.h> gives them (the same builtins and vector
+ * extensions, so the same instructions: the objects of the Row kernels
+ * were compared), without parsing that header: about 0.4 s of CPU per
+ * compile with -march=native on AVX-512, a quarter of a blocked Row
+ * kernel's compile (docs/codegen.md, Compile time). Other compilers get
+ * the header, wrapped. */
+#define CG_VEC_GCC "#if defined(__GNUC__) && !defined(__clang__)\n"
+#define CG_VEC512                                                                                            \
+    CG_VEC_GCC                                                                                               \
+    "typedef double cg_m512d __attribute__((__vector_size__(64), __may_alias__));\n"                         \
+    "typedef double cg_m512u __attribute__((__vector_size__(64), __may_alias__, __aligned__(1)));\n"         \
+    "typedef long long cg_m512i __attribute__((__vector_size__(64), __may_alias__));\n"                      \
+    "typedef double cg_v8df __attribute__((__vector_size__(64)));\n"                                         \
+    "typedef long long cg_v8di __attribute__((__vector_size__(64)));\n"                                      \
+    "typedef unsigned char cg_mmask8;\n"                                                                     \
+    "CG_INL cg_m512d cg_mm512_undefined_pd(void) { cg_m512d y = y; return y; }\n"                            \
+    "CG_INL cg_m512d cg_mm512_setzero_pd(void) { return (cg_m512d){0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}; }\n" \
+    "CG_INL cg_m512d cg_mm512_set1_pd(double a) { return (cg_m512d)(cg_v8df){a, a, a, a, a, a, a, a}; }\n"   \
+    "CG_INL cg_m512i cg_mm512_set_epi64(long long a, long long b, long long c, long long d, long long e,\n"   \
+    "                                    long long f, long long g, long long h)\n"                           \
+    "{\n"                                                                                                    \
+    "    return (cg_m512i)(cg_v8di){h, g, f, e, d, c, b, a};\n"                                              \
+    "}\n"                                                                                                    \
+    "CG_INL cg_m512d cg_mm512_loadu_pd(const void *p) { return *(const cg_m512u *)p; }\n"                    \
+    "CG_INL void cg_mm512_storeu_pd(void *p, cg_m512d a) { *(cg_m512u *)p = a; }\n"                          \
+    "CG_INL void cg_mm512_store_pd(void *p, cg_m512d a) { *(cg_m512d *)p = a; }\n"                           \
+    "CG_INL cg_m512d cg_mm512_maskz_loadu_pd(cg_mmask8 k, const void *p)\n"                                  \
+    "{\n"                                                                                                    \
+    "    return (cg_m512d)__builtin_ia32_loadupd512_mask((const double *)p, (cg_v8df)cg_mm512_setzero_pd(), k);\n" \
+    "}\n"                                                                                                    \
+    "CG_INL cg_m512d cg_mm512_add_pd(cg_m512d a, cg_m512d b) { return (cg_m512d)((cg_v8df)a + (cg_v8df)b); }\n" \
+    "CG_INL cg_m512d cg_mm512_fmadd_pd(cg_m512d a, cg_m512d b, cg_m512d c)\n"                                \
+    "{\n"                                                                                                    \
+    "    return (cg_m512d)__builtin_ia32_vfmaddpd512_mask((cg_v8df)a, (cg_v8df)b, (cg_v8df)c, (cg_mmask8)-1, 4);\n" \
+    "}\n"                                                                                                    \
+    "CG_INL cg_m512d cg_mm512_mask_mov_pd(cg_m512d w, cg_mmask8 k, cg_m512d a)\n"                            \
+    "{\n"                                                                                                    \
+    "    return (cg_m512d)__builtin_ia32_movapd512_mask((cg_v8df)a, (cg_v8df)w, k);\n"                       \
+    "}\n"                                                                                                    \
+    "CG_INL cg_m512d cg_mm512_unpacklo_pd(cg_m512d a, cg_m512d b)\n"                                         \
+    "{\n"                                                                                                    \
+    "    return (cg_m512d)__builtin_ia32_unpcklpd512_mask((cg_v8df)a, (cg_v8df)b, (cg_v8df)cg_mm512_undefined_pd(),\n" \
+    "                                                     (cg_mmask8)-1);\n"                                 \
+    "}\n"                                                                                                    \
+    "CG_INL cg_m512d cg_mm512_unpackhi_pd(cg_m512d a, cg_m512d b)\n"                                         \
+    "{\n"                                                                                                    \
+    "    return (cg_m512d)__builtin_ia32_unpckhpd512_mask((cg_v8df)a, (cg_v8df)b, (cg_v8df)cg_mm512_undefined_pd(),\n" \
+    "                                                     (cg_mmask8)-1);\n"                                 \
+    "}\n"                                                                                                    \
+    "#define CG_SHUF8(a, b, i)                                                                            \\\n" \
+    "    ((cg_m512d)__builtin_ia32_shuf_f64x2_mask((cg_v8df)(cg_m512d)(a), (cg_v8df)(cg_m512d)(b), (int)(i),  \\\n" \
+    "                                              (cg_v8df)cg_mm512_undefined_pd(), (cg_mmask8)-1))\n"     \
+    "#define CG_GATHER8(ix, p, s)                                                                         \\\n" \
+    "    ((cg_m512d)__builtin_ia32_gatherdiv8df((cg_v8df)cg_mm512_undefined_pd(), (const void *)(p),         \\\n" \
+    "                                           (cg_v8di)(cg_m512i)(ix), (cg_mmask8)0xff, (int)(s)))\n"     \
+    "#define CG_CMP8(a, b, p)                                                                             \\\n" \
+    "    ((cg_mmask8)__builtin_ia32_cmppd512_mask((cg_v8df)(cg_m512d)(a), (cg_v8df)(cg_m512d)(b), (int)(p),   \\\n" \
+    "                                             (cg_mmask8)-1, 4))\n"                                      \
+    "#define CG_PREFETCH(p, h) __builtin_prefetch((p), 0, (h))\n"                                           \
+    "#define CG_PFH 2\n"                                                                                     \
+    "#else\n"                                                                                                \
+    "#include <immintrin.h>\n"                                                                               \
+    "typedef __m512d cg_m512d;\n"                                                                            \
+    "typedef __m512i cg_m512i;\n"                                                                            \
+    "typedef __mmask8 cg_mmask8;\n"                                                                          \
+    "CG_INL cg_m512d cg_mm512_setzero_pd(void) { return _mm512_setzero_pd(); }\n"                            \
+    "CG_INL cg_m512d cg_mm512_set1_pd(double a) { return _mm512_set1_pd(a); }\n"                             \
+    "CG_INL cg_m512i cg_mm512_set_epi64(long long a, long long b, long long c, long long d, long long e,\n"   \
+    "                                    long long f, long long g, long long h)\n"                           \
+    "{\n"                                                                                                    \
+    "    return _mm512_set_epi64(a, b, c, d, e, f, g, h);\n"                                                 \
+    "}\n"                                                                                                    \
+    "CG_INL cg_m512d cg_mm512_loadu_pd(const void *p) { return _mm512_loadu_pd(p); }\n"                      \
+    "CG_INL void cg_mm512_storeu_pd(void *p, cg_m512d a) { _mm512_storeu_pd(p, a); }\n"                      \
+    "CG_INL void cg_mm512_store_pd(void *p, cg_m512d a) { _mm512_store_pd(p, a); }\n"                        \
+    "CG_INL cg_m512d cg_mm512_maskz_loadu_pd(cg_mmask8 k, const void *p) { return _mm512_maskz_loadu_pd(k, p); }\n" \
+    "CG_INL cg_m512d cg_mm512_add_pd(cg_m512d a, cg_m512d b) { return _mm512_add_pd(a, b); }\n"              \
+    "CG_INL cg_m512d cg_mm512_fmadd_pd(cg_m512d a, cg_m512d b, cg_m512d c) { return _mm512_fmadd_pd(a, b, c); }\n" \
+    "CG_INL cg_m512d cg_mm512_mask_mov_pd(cg_m512d w, cg_mmask8 k, cg_m512d a) { return _mm512_mask_mov_pd(w, k, a); }\n" \
+    "CG_INL cg_m512d cg_mm512_unpacklo_pd(cg_m512d a, cg_m512d b) { return _mm512_unpacklo_pd(a, b); }\n"    \
+    "CG_INL cg_m512d cg_mm512_unpackhi_pd(cg_m512d a, cg_m512d b) { return _mm512_unpackhi_pd(a, b); }\n"    \
+    "#define CG_SHUF8(a, b, i) _mm512_shuffle_f64x2(a, b, i)\n"                                              \
+    "#define CG_GATHER8(ix, p, s) _mm512_i64gather_pd(ix, p, s)\n"                                           \
+    "#define CG_CMP8(a, b, p) _mm512_cmp_pd_mask(a, b, p)\n"                                                 \
+    "#define CG_PREFETCH(p, h) _mm_prefetch(p, h)\n"                                                         \
+    "#define CG_PFH _MM_HINT_T1\n"                                                                           \
+    "#endif\n"                                                                                               \
+    "#define CG_CMP_LT_OQ 0x11\n"                                                                            \
+    "#define CG_CMP_LE_OQ 0x12\n"                                                                            \
+    "#define CG_CMP_GE_OQ 0x1d\n"                                                                            \
+    "#define CG_CMP_GT_OQ 0x1e\n"                                                                            \
+    "#define CG_CMP_UNORD_Q 0x03\n"
+#define CG_VEC256                                                                                            \
+    CG_VEC_GCC                                                                                               \
+    "typedef double cg_m256d __attribute__((__vector_size__(32), __may_alias__));\n"                         \
+    "typedef double cg_m256u __attribute__((__vector_size__(32), __may_alias__, __aligned__(1)));\n"         \
+    "typedef double cg_v4df __attribute__((__vector_size__(32)));\n"                                         \
+    "CG_INL cg_m256d cg_mm256_setzero_pd(void) { return (cg_m256d){0.0, 0.0, 0.0, 0.0}; }\n"                 \
+    "CG_INL cg_m256d cg_mm256_set1_pd(double a) { return (cg_m256d){a, a, a, a}; }\n"                        \
+    "CG_INL cg_m256d cg_mm256_loadu_pd(const double *p) { return *(const cg_m256u *)p; }\n"                  \
+    "CG_INL void cg_mm256_storeu_pd(double *p, cg_m256d a) { *(cg_m256u *)p = a; }\n"                        \
+    "CG_INL cg_m256d cg_mm256_fmadd_pd(cg_m256d a, cg_m256d b, cg_m256d c)\n"                                \
+    "{\n"                                                                                                    \
+    "    return (cg_m256d)__builtin_ia32_vfmaddpd256((cg_v4df)a, (cg_v4df)b, (cg_v4df)c);\n"                 \
+    "}\n"                                                                                                    \
+    "#else\n"                                                                                                \
+    "#include <immintrin.h>\n"                                                                               \
+    "typedef __m256d cg_m256d;\n"                                                                            \
+    "CG_INL cg_m256d cg_mm256_setzero_pd(void) { return _mm256_setzero_pd(); }\n"                            \
+    "CG_INL cg_m256d cg_mm256_set1_pd(double a) { return _mm256_set1_pd(a); }\n"                             \
+    "CG_INL cg_m256d cg_mm256_loadu_pd(const double *p) { return _mm256_loadu_pd(p); }\n"                    \
+    "CG_INL void cg_mm256_storeu_pd(double *p, cg_m256d a) { _mm256_storeu_pd(p, a); }\n"                    \
+    "CG_INL cg_m256d cg_mm256_fmadd_pd(cg_m256d a, cg_m256d b, cg_m256d c) { return _mm256_fmadd_pd(a, b, c); }\n" \
+    "#endif\n"
+
 /* The blocked Row kernels (cgen_c.c emits them after the prelude only for
- * Row plans specialized on a small side-matrix width: the intrinsics
- * header they need would triple the compile time of every operator, and
- * the shared prelude is precompiled by jit.c). */
+ * Row plans specialized on a small side-matrix width: their code, and
+ * for compilers other than GCC the intrinsics header, would lengthen
+ * every operator's compile; the shared prelude is precompiled by jit.c).
+ * Their x86 vector operations: CG_VEC512, CG_VEC256 above. */
 const char cg_prelude_blk[] =
     "/* Blocks of CG_RB rows against a side matrix of K <= 16 columns (K a\n"
     " * literal at the call, so the always-inlined kernels are specialized):\n"
@@ -394,31 +513,30 @@ const char cg_prelude_blk[] =
     " * Rows of K values are padded to CG_KP(K) (zeros past K). Explicit FMA:\n"
     " * deterministic, within rounding of the unfused products. */\n"
     "#if defined(__AVX512F__)\n"
-    "#include <immintrin.h>\n"
-    "typedef __m512d cg_vd;\n"
+    CG_VEC512
+    "typedef cg_m512d cg_vd;\n"
     "#define CG_VW 8\n"
     "#define CG_RB 16\n"
-    "#define CG_VZERO() _mm512_setzero_pd()\n"
-    "#define CG_VLD(p) _mm512_loadu_pd(p)\n"
-    "#define CG_VST(p, x) _mm512_storeu_pd(p, x)\n"
-    "#define CG_VSET(x) _mm512_set1_pd(x)\n"
-    "#define CG_VFMA(a, b, c) _mm512_fmadd_pd(a, b, c)\n"
+    "#define CG_VZERO() cg_mm512_setzero_pd()\n"
+    "#define CG_VLD(p) cg_mm512_loadu_pd(p)\n"
+    "#define CG_VST(p, x) cg_mm512_storeu_pd(p, x)\n"
+    "#define CG_VSET(x) cg_mm512_set1_pd(x)\n"
+    "#define CG_VFMA(a, b, c) cg_mm512_fmadd_pd(a, b, c)\n"
     "/* software prefetch of the rows CG_PFD ahead (the row loop is compute\n"
     " * heavy enough that hardware prefetching alone leaves memory idle),\n"
     " * spread evenly over both phases: each phase prefetches half the rows,\n"
     " * one line per few FMAs (in bursts, memory idled between them) */\n"
     "#define CG_PFD 32\n"
-    "#define CG_PFH _MM_HINT_T1\n"
     "#elif defined(__AVX2__) && defined(__FMA__)\n"
-    "#include <immintrin.h>\n"
-    "typedef __m256d cg_vd;\n"
+    CG_VEC256
+    "typedef cg_m256d cg_vd;\n"
     "#define CG_VW 4\n"
     "#define CG_RB 4\n"
-    "#define CG_VZERO() _mm256_setzero_pd()\n"
-    "#define CG_VLD(p) _mm256_loadu_pd(p)\n"
-    "#define CG_VST(p, x) _mm256_storeu_pd(p, x)\n"
-    "#define CG_VSET(x) _mm256_set1_pd(x)\n"
-    "#define CG_VFMA(a, b, c) _mm256_fmadd_pd(a, b, c)\n"
+    "#define CG_VZERO() cg_mm256_setzero_pd()\n"
+    "#define CG_VLD(p) cg_mm256_loadu_pd(p)\n"
+    "#define CG_VST(p, x) cg_mm256_storeu_pd(p, x)\n"
+    "#define CG_VSET(x) cg_mm256_set1_pd(x)\n"
+    "#define CG_VFMA(a, b, c) cg_mm256_fmadd_pd(a, b, c)\n"
     "#else\n"
     "typedef double cg_vd;\n"
     "#define CG_VW 1\n"
@@ -504,7 +622,7 @@ const char cg_prelude_blk[] =
     "        for (int64_t j0 = 0; j0 < n; j0 += 8) {\n"
     "#ifdef CG_PFD\n"
     "#pragma GCC unroll 16\n"
-    "            for (int r = 0; r < CG_KG / 2; r++) _mm_prefetch((const char *)(Xg + (r + CG_PFD) * lda + j0), CG_PFH);\n"
+    "            for (int r = 0; r < CG_KG / 2; r++) CG_PREFETCH((const char *)(Xg + (r + CG_PFD) * lda + j0), CG_PFH);\n"
     "#endif\n"
     "            const int64_t j1 = j0 + 8 < n ? j0 + 8 : n;\n"
     "            for (int64_t j = j0; j < j1; j++) {\n"
@@ -544,7 +662,7 @@ const char cg_prelude_blk[] =
     "#ifdef CG_PFD\n"
     "            if (j % 8 == 0)\n"
     "#pragma GCC unroll 16\n"
-    "                for (int r = CG_KG / 2; r < CG_KG; r++) _mm_prefetch((const char *)(Xg + (r + CG_PFD) * lda + j), CG_PFH);\n"
+    "                for (int r = CG_KG / 2; r < CG_KG; r++) CG_PREFETCH((const char *)(Xg + (r + CG_PFD) * lda + j), CG_PFH);\n"
     "#endif\n"
     "#pragma GCC unroll 16\n"
     "            for (int v = 0; v < NV; v++) o[v] = CG_VLD(ACC + j * KP + v * CG_VW);\n"
@@ -594,17 +712,17 @@ const char cg_prelude_blk[] =
     "        for (int64_t j = 0; j < n8; j++) VP[((j / 8) * K + l) * 8 + j % 8] = j < n ? BT[l * n + j] : 0;\n"
     "}\n"
     "/* the lane sums of g[0..8) as one vector (a transposing reduction) */\n"
-    "CG_INL __m512d cg_hsum8(const __m512d *g)\n"
+    "CG_INL cg_m512d cg_hsum8(const cg_m512d *g)\n"
     "{\n"
-    "    __m512d t[4], u[2];\n"
+    "    cg_m512d t[4], u[2];\n"
     "#pragma GCC unroll 4\n"
     "    for (int k = 0; k < 4; k++)\n"
-    "        t[k] = _mm512_add_pd(_mm512_unpacklo_pd(g[2 * k], g[2 * k + 1]), _mm512_unpackhi_pd(g[2 * k], g[2 * k + 1]));\n"
+    "        t[k] = cg_mm512_add_pd(cg_mm512_unpacklo_pd(g[2 * k], g[2 * k + 1]), cg_mm512_unpackhi_pd(g[2 * k], g[2 * k + 1]));\n"
     "#pragma GCC unroll 2\n"
     "    for (int k = 0; k < 2; k++)\n"
-    "        u[k] = _mm512_add_pd(_mm512_shuffle_f64x2(t[2 * k], t[2 * k + 1], 0x88),\n"
-    "                             _mm512_shuffle_f64x2(t[2 * k], t[2 * k + 1], 0xdd));\n"
-    "    return _mm512_add_pd(_mm512_shuffle_f64x2(u[0], u[1], 0x88), _mm512_shuffle_f64x2(u[0], u[1], 0xdd));\n"
+    "        u[k] = cg_mm512_add_pd(CG_SHUF8(t[2 * k], t[2 * k + 1], 0x88),\n"
+    "                             CG_SHUF8(t[2 * k], t[2 * k + 1], 0xdd));\n"
+    "    return cg_mm512_add_pd(CG_SHUF8(u[0], u[1], 0x88), CG_SHUF8(u[0], u[1], 0xdd));\n"
     "}\n"
     "/* Q rows [0, RR) x columns [L0, L0 + LB) = rows X[r * lda + 0..n) %*% B\n"
     " * (VP: K x n8): RR x LB accumulators along the row in registers (each\n"
@@ -616,29 +734,29 @@ const char cg_prelude_blk[] =
     "{\n"
     "    const int KP = CG_KP(K);\n"
     "    const int64_t n8 = CG_N8(n), nf = n / 8 * 8;\n"
-    "    const __mmask8 tm = (__mmask8)((1u << (n - nf)) - 1);\n"
-    "    __m512d s[4][16], xv[4];\n"
+    "    const cg_mmask8 tm = (cg_mmask8)((1u << (n - nf)) - 1);\n"
+    "    cg_m512d s[4][16], xv[4];\n"
     "#pragma GCC unroll 4\n"
     "    for (int q = 0; q < RR; q++)\n"
     "#pragma GCC unroll 16\n"
-    "        for (int l = 0; l < LB; l++) s[q][l] = _mm512_setzero_pd();\n"
+    "        for (int l = 0; l < LB; l++) s[q][l] = cg_mm512_setzero_pd();\n"
     "    for (int64_t j = 0; j < n8; j += 8) {\n"
     "        if (j < nf) {\n"
     "#pragma GCC unroll 4\n"
     "            for (int q = 0; q < RR; q++) {\n"
-    "                xv[q] = _mm512_loadu_pd(X + q * lda + j);\n"
-    "                if (PF && q < RR / 2) _mm_prefetch((const char *)(X + (q + CG_PFD) * lda + j), CG_PFH);\n"
+    "                xv[q] = cg_mm512_loadu_pd(X + q * lda + j);\n"
+    "                if (PF && q < RR / 2) CG_PREFETCH((const char *)(X + (q + CG_PFD) * lda + j), CG_PFH);\n"
     "            }\n"
     "        } else {\n"
     "#pragma GCC unroll 4\n"
-    "            for (int q = 0; q < RR; q++) xv[q] = _mm512_maskz_loadu_pd(tm, X + q * lda + j);\n"
+    "            for (int q = 0; q < RR; q++) xv[q] = cg_mm512_maskz_loadu_pd(tm, X + q * lda + j);\n"
     "        }\n"
     "        const double *restrict vp = VP + j * K + L0 * 8;\n"
     "#pragma GCC unroll 16\n"
     "        for (int l = 0; l < LB; l++) {\n"
-    "            const __m512d b = _mm512_loadu_pd(vp + l * 8);\n"
+    "            const cg_m512d b = cg_mm512_loadu_pd(vp + l * 8);\n"
     "#pragma GCC unroll 4\n"
-    "            for (int q = 0; q < RR; q++) s[q][l] = _mm512_fmadd_pd(xv[q], b, s[q][l]);\n"
+    "            for (int q = 0; q < RR; q++) s[q][l] = cg_mm512_fmadd_pd(xv[q], b, s[q][l]);\n"
     "        }\n"
     "    }\n"
     "    /* the RR x LB lane sums, 8 accumulators (in row order) to one\n"
@@ -648,10 +766,10 @@ const char cg_prelude_blk[] =
     "    double sums[4 * 16] __attribute__((aligned(64)));\n"
     "#pragma GCC unroll 8\n"
     "    for (int c = 0; c < NS; c += 8) {\n"
-    "        __m512d g[8];\n"
+    "        cg_m512d g[8];\n"
     "#pragma GCC unroll 8\n"
-    "        for (int t = 0; t < 8; t++) g[t] = c + t < NS ? s[(c + t) / LB][(c + t) % LB] : _mm512_setzero_pd();\n"
-    "        _mm512_store_pd(sums + c, cg_hsum8(g));\n"
+    "        for (int t = 0; t < 8; t++) g[t] = c + t < NS ? s[(c + t) / LB][(c + t) % LB] : cg_mm512_setzero_pd();\n"
+    "        cg_mm512_store_pd(sums + c, cg_hsum8(g));\n"
     "    }\n"
     "#pragma GCC unroll 4\n"
     "    for (int q = 0; q < RR; q++) {\n"
@@ -696,35 +814,35 @@ const char cg_prelude_blk[] =
     "{\n"
     "    const int KP = CG_KP(K);\n"
     "    __asm__(\"\" : \"+r\"(Q)); /* GCC otherwise hoists the Q values of all tiles and spills them */\n"
-    "    __m512d a[8][16], x[8];\n"
-    "    __mmask8 mk[8];\n"
+    "    cg_m512d a[8][16], x[8];\n"
+    "    cg_mmask8 mk[8];\n"
     "#pragma GCC unroll 8\n"
     "    for (int p = 0; p < JP; p++) {\n"
     "        const int64_t jj = j + 8 * p;\n"
-    "        mk[p] = jj + 8 <= n ? (__mmask8)0xff : (__mmask8)((1u << (n - jj)) - 1);\n"
+    "        mk[p] = jj + 8 <= n ? (cg_mmask8)0xff : (cg_mmask8)((1u << (n - jj)) - 1);\n"
     "#pragma GCC unroll 16\n"
-    "        for (int l = 0; l < LB; l++) a[p][l] = _mm512_loadu_pd(ACC + jj * K + (L0 + l) * 8);\n"
+    "        for (int l = 0; l < LB; l++) a[p][l] = cg_mm512_loadu_pd(ACC + jj * K + (L0 + l) * 8);\n"
     "    }\n"
     "#pragma GCC unroll 32\n"
     "    for (int r = 0; r < CG_RB; r++) {\n"
     "#pragma GCC unroll 8\n"
     "        for (int p = 0; p < JP; p++) {\n"
-    "            x[p] = _mm512_maskz_loadu_pd(mk[p], X + r * lda + j + 8 * p);\n"
+    "            x[p] = cg_mm512_maskz_loadu_pd(mk[p], X + r * lda + j + 8 * p);\n"
     "            /* the rows CG_PFD ahead that cg_bvtile does not prefetch */\n"
     "            if (L0 == 0 && r % CG_BRR(K) >= CG_BRR(K) / 2)\n"
-    "                _mm_prefetch((const char *)(X + (r + CG_PFD) * lda + j + 8 * p), CG_PFH);\n"
+    "                CG_PREFETCH((const char *)(X + (r + CG_PFD) * lda + j + 8 * p), CG_PFH);\n"
     "        }\n"
     "#pragma GCC unroll 16\n"
     "        for (int l = 0; l < LB; l++) {\n"
-    "            const __m512d b = _mm512_set1_pd(Q[QC ? (L0 + l) * CG_RB + r : r * KP + L0 + l]);\n"
+    "            const cg_m512d b = cg_mm512_set1_pd(Q[QC ? (L0 + l) * CG_RB + r : r * KP + L0 + l]);\n"
     "#pragma GCC unroll 8\n"
-    "            for (int p = 0; p < JP; p++) a[p][l] = _mm512_fmadd_pd(x[p], b, a[p][l]);\n"
+    "            for (int p = 0; p < JP; p++) a[p][l] = cg_mm512_fmadd_pd(x[p], b, a[p][l]);\n"
     "        }\n"
     "    }\n"
     "#pragma GCC unroll 8\n"
     "    for (int p = 0; p < JP; p++)\n"
     "#pragma GCC unroll 16\n"
-    "        for (int l = 0; l < LB; l++) _mm512_storeu_pd(ACC + (j + 8 * p) * K + (L0 + l) * 8, a[p][l]);\n"
+    "        for (int l = 0; l < LB; l++) cg_mm512_storeu_pd(ACC + (j + 8 * p) * K + (L0 + l) * 8, a[p][l]);\n"
     "}\n"
     "/* ACC (K x n8) += t(Q (CG_RB x KP)) %*% rows X[r * lda + 0..n): register\n"
     " * tiles of JP panels x LB columns (at most 24 accumulators); QC: Q by\n"
@@ -831,22 +949,22 @@ const char cg_prelude_blk[] =
     "#if defined(__AVX512F__)\n"
     /* bd was just written by scalar stores: a gather forwards each of them,
      * a vector load would wait for all of them to reach the cache */
-    "    const __m512i ix = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);\n"
+    "    const cg_m512i ix = cg_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);\n"
     "#pragma GCC unroll 2\n"
     "    for (int g = 0; g < CG_RB; g += 8) {\n"
-    "        __m512d s = _mm512_set1_pd(OP == 1 || OP == 3 ? -INFINITY : INFINITY), x = _mm512_setzero_pd();\n"
+    "        cg_m512d s = cg_mm512_set1_pd(OP == 1 || OP == 3 ? -INFINITY : INFINITY), x = cg_mm512_setzero_pd();\n"
     "#pragma GCC unroll 16\n"
     "        for (int k = 0; k < K; k++) {\n"
-    "            const __m512d v = _mm512_i64gather_pd(ix, bd + k * CG_RB + g, 8);\n"
-    "            __mmask8 t;\n"
-    "            if (OP == 0) t = _mm512_cmp_pd_mask(v, s, _CMP_LT_OQ) | _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q);\n"
-    "            else if (OP == 1) t = _mm512_cmp_pd_mask(v, s, _CMP_GT_OQ) | _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q);\n"
-    "            else if (OP == 2) t = _mm512_cmp_pd_mask(v, s, _CMP_LE_OQ);\n"
-    "            else t = _mm512_cmp_pd_mask(v, s, _CMP_GE_OQ);\n"
-    "            s = _mm512_mask_mov_pd(s, t, v);\n"
-    "            x = _mm512_mask_mov_pd(x, t, _mm512_set1_pd((double)k));\n"
+    "            const cg_m512d v = CG_GATHER8(ix, bd + k * CG_RB + g, 8);\n"
+    "            cg_mmask8 t;\n"
+    "            if (OP == 0) t = CG_CMP8(v, s, CG_CMP_LT_OQ) | CG_CMP8(v, v, CG_CMP_UNORD_Q);\n"
+    "            else if (OP == 1) t = CG_CMP8(v, s, CG_CMP_GT_OQ) | CG_CMP8(v, v, CG_CMP_UNORD_Q);\n"
+    "            else if (OP == 2) t = CG_CMP8(v, s, CG_CMP_LE_OQ);\n"
+    "            else t = CG_CMP8(v, s, CG_CMP_GE_OQ);\n"
+    "            s = cg_mm512_mask_mov_pd(s, t, v);\n"
+    "            x = cg_mm512_mask_mov_pd(x, t, cg_mm512_set1_pd((double)k));\n"
     "        }\n"
-    "        _mm512_storeu_pd(ta + g, OP >= 2 ? _mm512_add_pd(x, _mm512_set1_pd(1)) : s);\n"
+    "        cg_mm512_storeu_pd(ta + g, OP >= 2 ? cg_mm512_add_pd(x, cg_mm512_set1_pd(1)) : s);\n"
     "    }\n"
     "#else\n"
     "    for (int r = 0; r < CG_RB; r++) {\n"

@@ -288,10 +288,15 @@ static void same_across_threads(const char *what, const char *src, const CgOptio
  * not depend on the thread count. */
 static void test_row_b1(bool quick)
 {
-    static const int64_t shapes[][3] = {{203, 100, 10}, {40, 13, 5}, {67, 30, 16}, {50, 20, 17}, {33, 9, 2},
+    /* each width is a new set of compiles (about 1 s each): the first
+     * two shapes take the widths 9 and 6 of later ones (they had 10 and
+     * 5: the same cases of the blocked kernels, 2 and 4 rows per register
+     * tile; a partial lane reduction with 9 here, with 5 in
+     * test_row_kmeans) */
+    static const int64_t shapes[][3] = {{203, 100, 9}, {40, 13, 6}, {67, 30, 16}, {50, 20, 17}, {33, 9, 2},
                                         {17, 3, 8}, {16, 2, 3}, {2003, 40, 6}, {120, 30, 1}, {1, 5, 4},
                                         {24, 9, 8}, {31, 11, 9}, {16, 20, 4}, {15, 20, 4}, {70, 21, 8}};
-    /* under the sanitizers not the widths 10, 5 and a second 8 of 70
+    /* under the sanitizers not the first two shapes and a second 8 of 70
      * rows (9 and 6 cover the panel tails, 8 of 24 rows a full panel,
      * 2003 rows several row blocks); the quick round from the others */
     static const int san[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
@@ -360,19 +365,28 @@ static MB *int_copy(const MB *x)
 }
 
 /* The k-means assignment step as Row plans: rowIndexMin/rowIndexMax,
- * rowMins and sum(rowMins(.)) over ||c||^2 - 2 X %*% t(C) for k = 1..17
- * over dense, sparse and empty X (one Row operator each, the product
+ * rowMins and sum(rowMins(.)) over ||c||^2 - 2 X %*% t(C) for widths k
+ * from 1 to 17 over dense, sparse and empty X (one Row operator each, the product
  * through the blocked kernels for k = 2..16, checked in the explain
  * text), equal to the unfused plan under every policy, ties included, and
  * the same with 1 and 2 threads. */
 static void test_row_kmeans(bool quick)
 {
-    static const int ks[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17};
+    /* one width of each case of the blocked kernels (prims.c
+     * cg_prelude_blk), whose every width is a new set of compiles (about
+     * 1 s each): 1 and 17 unspecialized; with AVX-512 the K-vectorized
+     * kernels of one and two vectors (8, 16) and the register tiles of
+     * cg_bvm/cg_bouter: 4 rows (2, 4, 5: outer tiles of 8, 6 and 4
+     * panels, 5 a partial lane reduction), 3 rows with a row tail (7),
+     * 2 rows (9: partial reduction; 12: none), 8 columns and a second
+     * tile of 5 (13); without AVX-512 every K % 4 and 1 to 4 vectors.
+     * The widths 3, 6, 10, 11, 14 and 15 repeated those cases with other
+     * constants. */
+    static const int ks[] = {1, 2, 4, 5, 7, 8, 9, 12, 13, 16, 17};
     static const int kq[] = {1, 2, 5, 16, 17};
-    /* under the sanitizers the widths of the quick round in both rounds:
-     * k = 3..15 but 5 emit the same loops as 5 with another constant */
+    /* under the sanitizers the widths of the quick round in both rounds */
     quick = quick || T_SAN;
-    int nk = quick ? 5 : 17;
+    int nk = quick ? 5 : (int)(sizeof ks / sizeof *ks);
     const char *nm[] = {"X1", "X2", "X3", "X4", "X5", "C1", "C2", "C3", "C4", "C5"};
     const char *on[] = {"o1", "o2", "o3", "o4", "o5", "o6", "o7"};
     const char *src = "o1 = rowIndexMin(t(rowSums(C1 ^ 2)) - 2 * (X1 %*% t(C1)))\n"
@@ -513,7 +527,7 @@ static void test_row_multi(bool quick)
 }
 
 /* Row plans over a SPARSE main X (sparsities 0.001, 0.01, 0.1, many
- * empty rows) against side matrices of k = 1..17 columns: the sparse row
+ * empty rows) against side matrices of 1 to 17 columns: the sparse row
  * function reads each row's non-zeros once for all k columns (row-major
  * side matrices, untransposed t(X) partial), specialized for k = 2..16
  * (checked in the explain text). MLogreg's inner-loop pattern, NO_AGG,
@@ -523,9 +537,15 @@ static void test_row_multi(bool quick)
  * aggregation super-blocks. */
 static void test_row_sparse(bool quick)
 {
+    /* the sparse kernels (cg_vecmat_sp_k, cg_outer_add_sp_k) have no
+     * branch on K, a literal trip count: 1 and 17 unspecialized, and
+     * every K % 4 and K % 8 up to two vectors of 8 (each width is a new
+     * set of compiles of about 1 s; the dense blocked kernels of these
+     * plans, every width, are test_row_blk's) */
+    static const int ks[] = {1, 2, 3, 5, 6, 8, 9, 16, 17};
     static const int kq[] = {1, 2, 5, 16, 17};
     quick = quick || T_SAN;   /* (as test_row_kmeans) */
-    int nk = quick ? 5 : 17;
+    int nk = quick ? 5 : (int)(sizeof ks / sizeof *ks);
     const char *nm[] = {"X1", "X2", "X3", "X4", "X5", "X6", "V1", "V2", "V3", "V4", "V5", "P", "Z"};
     const char *on[] = {"o1", "o2", "o3", "o4", "o5", "o6"};
     const char *src = "o1 = t(X1) %*% (P * (X1 %*% V1) - P * rowSums(P * (X1 %*% V1)))\n"
@@ -541,7 +561,7 @@ static void test_row_sparse(bool quick)
             /* the last case: several super-blocks, compared across threads */
             bool big = q == nk;
             if (big && s != 1) continue;
-            int64_t k = big ? 6 : quick ? kq[q] : q + 1, m = big ? 60000 : 157, n = big ? 40 : 60;
+            int64_t k = big ? 6 : quick ? kq[q] : ks[q], m = big ? 60000 : 157, n = big ? 40 : 60;
             MB *X = t_gen(m, n, sps[s], -1, 1, true);
             MB *ins[NI];
             for (int v = 0; v < 6; v++) ins[v] = mb_retain(X);
@@ -642,7 +662,7 @@ static void test_row_blk(bool quick)
  * product. Row counts off and on the row block, column counts k + 1 and
  * 37, dense with NaN/Inf, dense, sparse and empty X, each within 1e-12 of
  * the unfused plan without rewrites (the outer product computed by the
- * product kernel): the product for every width k = 1..17 under fuse_all
+ * product kernel): the product for widths k from 1 to 17 under fuse_all
  * (one Row operator for k >= 2, in the explain text), and with two more
  * broadcasts (a row maximum subtracted, a row sum divided) under every
  * policy for four widths; and MLogreg's gradient t(X) %*% (Y[, 1:k] -
@@ -652,14 +672,17 @@ static void test_row_blk(bool quick)
 static void test_row_bcast(bool quick)
 {
     static const int kq[] = {1, 4, 5, 16}, ks[] = {1, 2, 4, 17};
-    int nk = T_SAN ? 4 : quick ? 4 : 17;
+    /* the widths of test_row_kmeans, one of each case of the blocked
+     * kernels (every width is test_row_blk's) */
+    static const int kf[] = {1, 2, 4, 5, 7, 8, 9, 12, 13, 16, 17};
+    int nk = T_SAN ? 4 : quick ? 4 : (int)(sizeof kf / sizeof *kf);
     const char *nm[] = {"X", "V", "P", "Y"};
     const char *on[] = {"o1", "o4", "o2", "o3"};
     enum { NI = 4, NO = 4 };
     for (int q = 0; q < nk; q++)
         for (int c = 0; c < 2; c++)
             for (int s = 0; s < 4; s++) {
-                int64_t k = T_SAN ? ks[q] : quick ? kq[q] : q + 1, n = c == 0 ? k + 1 : 37;
+                int64_t k = T_SAN ? ks[q] : quick ? kq[q] : kf[q], n = c == 0 ? k + 1 : 37;
                 int64_t m = s == 1 ? 64 : s == 0 ? 131 : 23;
                 bool all = T_SAN || quick || k == 1 || k == 4 || k == 5 || k == 16;
                 char src[700];
