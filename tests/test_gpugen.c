@@ -185,11 +185,12 @@ static void run_case_x(const Case *c, int64_t rows, int64_t cols, int64_t k, boo
      * (codegen's interpret option; test_codegen holds the generated C to
      * them), so that no C compile is spent on it (the device run compiles
      * the C only of what the device declines: codegen.c compile_lazily);
-     * with NaN/Inf the generated C (the interpreter's products skip the
-     * zeros of their left operand, 0 * Inf, where generated ones do not;
-     * the device declines such calls and the CPU's C runs them) */
+     * with NaN/Inf in a plan with products (Row, Outer) the generated C
+     * (the interpreter's products skip the zeros of their left operand,
+     * 0 * Inf, where generated ones do not; the device declines such
+     * calls and the CPU's C runs them) */
     CgOptions ro = o;
-    ro.interpret = !nf;
+    ro.interpret = !nf || cell;
     TRun want, got;
     gpu_configure(GPU_OFF, -1, 0);
     t_run_dml(c->src, &ro, 8, names, in, c->nout, (const char **)c->out, &want);
