@@ -561,6 +561,9 @@ typedef struct CgOp {
                               sparse full agg */
     int ready;             /* 1 compiled, 0 pending, -1 failed (atomic) */
     bool queued;           /* handed to a compile batch (c->lock) */
+    bool lazy;             /* compiled on its first CPU call, not when
+                              planned (cg_optimize_dag: interpreted runs,
+                              -gpu force; atomic) */
     char name[24];         /* spoofCell, spoofRA, spoofMA, spoofOP, amulet */
     int64_t uses;
     int64_t gpu_calls;     /* calls that asked the device's cost rule

@@ -10,6 +10,7 @@
 #include "cgint.h"
 #include "../kernels/cla.h"
 #include "../matrix/cmb.h"
+#include "../gpu/gpu.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -139,7 +140,8 @@ static void explain(CgContext *c, const HopDag *d, CgOp **ops, const Selection *
         if (s->ops[i].type == T_AMULET) continue;   /* printed as it was placed */
         if (!op) { fprintf(f, " (no valid CPlan for hop %d)\n", s->ops[i].root->id); continue; }
         fprintf(f, " %s at hop %d%s\n", op->name, s->ops[i].root->id,
-                op->ready == 1 ? "" : op->ready < 0 ? " (compilation failed: unfused)" : " (pending)");
+                op->ready == 1 ? "" : op->ready < 0 ? " (compilation failed: unfused)"
+                : op->lazy ? " (compiled on its first CPU call)" : " (pending)");
         cplan_print(op->plan, f);
         const char *body = strstr(op->src, "\nconst unsigned long long cg_hash");
         fprintf(f, "  generated C (after the shared prelude):%s\n", body ? body : op->src);
@@ -190,6 +192,21 @@ static bool amulet_ok(CgContext *c)
     bool cc = jit_prepare(c) == 0;
     pthread_mutex_unlock(&c->lock);
     return cc;
+}
+
+/* Are the operators planned now compiled on their first CPU call instead
+ * (CgOp.lazy)? When their generated C may never run: under the interpret
+ * option (the reference kernels run them) and under -gpu force with
+ * synchronous compiles (the device runs what it takes; what it declines,
+ * or a run without a device, compiles when the CPU first calls it,
+ * cg_op_exec_as). The kernel and the results are those of a compile at
+ * planning time; the C compiler's seconds are spent only where the CPU
+ * runs an operator. (Asynchronous compiles keep compiling at planning
+ * time: a compile at the first call would stall the run they keep
+ * going.) */
+static bool compile_lazily(const CgContext *c)
+{
+    return c->opt.interpret || (!c->opt.async && !br_perturb_on() && gpu_mode() == GPU_FORCE);
 }
 
 void cg_optimize_dag(CgContext *c, HopDag *d)
@@ -293,10 +310,14 @@ replan:;
      * compiling; synchronous mode waits for every pending one */
     CgOp **todo = br_calloc((size_t)n, sizeof *todo);
     int ntodo = 0;
-    bool pending = false, big = false;
+    bool pending = false, big = false, lazy = compile_lazily(c);
     pthread_mutex_lock(&c->lock);
     for (int i = 0; i < n && todo; i++) {
         if (!ops[i] || __atomic_load_n(&ops[i]->ready, __ATOMIC_ACQUIRE) != 0) continue;
+        if (lazy && !ops[i]->amulet && !ops[i]->queued) {
+            __atomic_store_n(&ops[i]->lazy, true, __ATOMIC_RELEASE);
+            continue;
+        }
         pending = true;
         if (!ops[i]->queued) { ops[i]->queued = true; todo[ntodo++] = ops[i]; }
         for (int k = 0; k < nins[i]; k++) {
@@ -338,7 +359,7 @@ replan:;
     for (int i = 0; i < n; i++) {
         if (!ops[i]) continue;
         int rdy = __atomic_load_n(&ops[i]->ready, __ATOMIC_ACQUIRE);
-        if (rdy < 0 || (rdy == 0 && !c->opt.async)) {
+        if (rdy < 0 || (rdy == 0 && !c->opt.async && !__atomic_load_n(&ops[i]->lazy, __ATOMIC_ACQUIRE))) {
             __atomic_add_fetch(&c->st.failed, 1, __ATOMIC_RELAXED);
             continue;
         }

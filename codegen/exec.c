@@ -667,7 +667,8 @@ static bool perturbed_pending(const CgOp *op)
 
 bool cg_op_ready(CgContext *c, CgOp *op)
 {
-    return __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1 && !c->opt.interpret &&
+    int r = __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE);
+    return (r == 1 || (r == 0 && __atomic_load_n(&op->lazy, __ATOMIC_ACQUIRE))) && !c->opt.interpret &&
            !(br_perturb_on() && perturbed_pending(op));
 }
 
@@ -679,6 +680,12 @@ int cg_op_exec(CgContext *c, CgOp *op, const int64_t *est, Value *args, int narg
 int cg_op_exec_as(CgContext *c, CgOp *op, const int64_t *est, Value *args, int nargs, Value *out, BrErr *e,
                   bool ready)
 {
+    /* an operator compiled lazily (codegen.c compile_lazily): now, on
+     * its first CPU call (a failed compile runs it unfused, as a failed
+     * compile at planning time does) */
+    if (ready && !c->opt.interpret && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 0 &&
+        __atomic_load_n(&op->lazy, __ATOMIC_ACQUIRE))
+        cg_op_compiled(c, op);
     bool fb = !ready || __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) != 1 || c->opt.interpret;
     int rc = 0;
     SizeChecks sz = c->opt.keep_fused ? SZ_KEEP : c->opt.policy == CG_COST_BASED ? SZ_SURPRISE : SZ_RULES;

@@ -1,8 +1,9 @@
 /* test_gpugen.c: codegen's Row, Outer, Cell and MAgg operators in OpenCL
  * (codegen/cgen_cl.c, gpu/spoof_cl.c; docs/gpu.md). Each script runs with codegen on (fused
  * operators kept on every shape, stitching off so that codegen fuses)
- * twice: with the GPU backend off (the CPU's generated operators: the
- * reference) and forced on; the outputs must agree, and every operator
+ * twice: with the GPU backend off (the reference: the same plan through
+ * the reference kernels, or, with NaN/Inf in the inputs, the CPU's
+ * generated operators) and forced on; the outputs must agree, and every operator
  * placed must have run on the device (the backend's counters: operators
  * on the device == operators placed, none left to the CPU). Row: every variant
  * (NO_AGG, ROW_AGG, COL_AGG, FULL_AGG, COL_T_AGG and multi-output
@@ -180,9 +181,19 @@ static void run_case_x(const Case *c, int64_t rows, int64_t cols, int64_t k, boo
     if (nf && in[1]->rows * in[1]->cols > 2) mb_dset(in[1], 0, 1, INFINITY);
     if (cmb) in[0] = compressed(in[0]);
     CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+    /* the reference: the same plan through the reference kernels
+     * (codegen's interpret option; test_codegen holds the generated C to
+     * them), so that no C compile is spent on it (the device run compiles
+     * the C only of what the device declines: codegen.c compile_lazily);
+     * with NaN/Inf in a plan with products (Row, Outer) the generated C
+     * (the interpreter's products skip the zeros of their left operand,
+     * 0 * Inf, where generated ones do not; the device declines such
+     * calls and the CPU's C runs them) */
+    CgOptions ro = o;
+    ro.interpret = !nf || cell;
     TRun want, got;
     gpu_configure(GPU_OFF, -1, 0);
-    t_run_dml(c->src, &o, 8, names, in, c->nout, (const char **)c->out, &want);
+    t_run_dml(c->src, &ro, 8, names, in, c->nout, (const char **)c->out, &want);
     T_CHECK(want.rc == 0, "%s %s: CPU run: %s", c->name, what, want.err);
     gpu_configure(GPU_FORCE, -1, 0);
     gpu_set_stitch(false);
@@ -804,6 +815,61 @@ static void test_csr_mat(void)
     }
 }
 
+/* Compiled on the first CPU call (docs/codegen.md; codegen.c
+ * compile_lazily): under -gpu force (synchronous compiles) an operator
+ * the device runs compiles no C, and one it declines (a CSR main input
+ * with NaN/Inf: the CPU runs it) compiles on its first CPU call; under
+ * the interpret option nothing compiles. Each run in a kernel cache of
+ * its own (nothing on disk), 130 x 37 CSR, against the GPU-off run's
+ * compiled operators. Fails where operators compile when planned. */
+static void test_lazy_compile(void)
+{
+    char dir[] = "/tmp/braid-test-gpugen-XXXXXX";
+    if (!mkdtemp(dir)) { T_CHECK(false, "mkdtemp"); return; }
+    const Case *c = &cases[2];   /* row_agg: s = rowSums(exp((X %*% V) * 0.1)) */
+    for (int q = 0; q < 3; q++) {
+        bool nf = q == 1, interp = q == 2;
+        char sub[64];
+        snprintf(sub, sizeof sub, "%s/%d", dir, q);
+        MB *in[8];
+        gen_inputs(in, c, 130, 37, 5, true, nf);
+        CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true, .cachedir = sub};
+        CgOptions lo = o;
+        lo.interpret = interp;
+        TRun got, want;
+        gpu_configure(interp ? GPU_OFF : GPU_FORCE, -1, 0);
+        gpu_set_stitch(false);
+        gpu_stats_reset();
+        t_run_dml(c->src, &lo, 8, names, in, c->nout, (const char **)c->out, &got);
+        GpuStats st = gpu_stats();
+        gpu_configure(GPU_OFF, -1, 0);
+        gpu_set_stitch(true);
+        t_run_dml(c->src, &o, 8, names, in, c->nout, (const char **)c->out, &want);
+        const char *what = interp ? "interpreted" : nf ? "-gpu force, declined (NaN/Inf)" : "-gpu force";
+        T_CHECK(got.rc == 0 && want.rc == 0, "lazy %s: %s / %s", what, got.err, want.err);
+        if (!got.rc && !want.rc) {
+            check_out(c, 0, &got.out[0], &want.out[0], what);
+            int64_t all = got.st.fused[0] + got.st.fused[1] + got.st.fused[2] + got.st.fused[3];
+            int64_t built = got.st.compiled + got.st.disk_hits;
+            T_CHECK(all >= 1 && want.st.compiled + want.st.disk_hits >= 1, "lazy %s: %lld placed, GPU off compiled %lld",
+                    what, (long long)all, (long long)(want.st.compiled + want.st.disk_hits));
+            if (nf)
+                T_CHECK(st.fused_cpu >= 1 && got.st.compiled >= 1, "lazy %s: %lld on the CPU, %lld compiled", what,
+                        (long long)st.fused_cpu, (long long)got.st.compiled);
+            else
+                T_CHECK(built == 0 && got.st.cc_runs == 0 && (interp || (st.fused_ops == all && st.fused_cpu == 0)),
+                        "lazy %s: %lld operators compiled or loaded, %lld compiler runs; %lld of %lld on the device", what,
+                        (long long)built, (long long)got.st.cc_runs, (long long)st.fused_ops, (long long)all);
+        }
+        t_run_free(&got);
+        t_run_free(&want);
+        for (int k = 0; k < 8; k++) mb_release(in[k]);
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_CHECK(system(cmd) == 0, "%s", cmd);
+}
+
 /* sysds.gpu.async (docs/gpu.md, "Asynchronous compilation"): with the
  * background builds held, an exact operator (GPU_CG_EXACT: elementwise,
  * correctly rounded operations only) runs on the CPU while its kernel
@@ -914,6 +980,7 @@ int main(void)
     test_csr_mat();
     test_comb();
     test_async();
+    test_lazy_compile();
     gpu_pool_clear();
     return t_done("test_gpugen");
 }
