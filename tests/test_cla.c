@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct Spec {
@@ -48,6 +49,28 @@ static double urand(void)
     rng ^= rng << 17;
     return (double)(rng >> 11) / 9007199254740992.0;
 }
+
+/* BRAID_TEST_TIMES=1: each part's CPU seconds (this process) and wall
+ * seconds on stderr, to find where the program's time goes. */
+static double cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+static double wall_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+#define TIMED_AS(name, call) do { \
+    double c0_ = cpu_s(), w0_ = wall_s(); \
+    call; \
+    if (getenv("BRAID_TEST_TIMES")) \
+        fprintf(stderr, "time %-24s cpu %7.2f s wall %7.2f s\n", name, cpu_s() - c0_, wall_s() - w0_); \
+} while (0)
+#define TIMED(call) TIMED_AS(#call, call)
 
 static MB *gen(const Spec *s)
 {
@@ -661,16 +684,90 @@ static bool same_val(double a, double b)
     return fabs(a - b) <= RT * fmax(1, fmax(fabs(a), fabs(b)));
 }
 
+/* The ordinary skeleton's results over one matrix, kept across the
+ * encodings and thread counts that run_mat checks it with: the checks
+ * of a matrix run the same operators over the same inputs (drawn once
+ * per matrix; later draws still advance the generator, so the data of
+ * later checks do not move) in the same order for every compressed
+ * form, and the reference reads the ordinary block, whose bits do not
+ * depend on the form (check_ops: decompression is exact). Computing
+ * them once took half of the sweep's time at 140000 rows. */
+#define MEMO_MAX 192
+typedef struct RefMemo {
+    const MB *x;                 /* the matrix the results are of (NULL: none) */
+    int next, n;                 /* the next call's index, results kept */
+    MB *o[MEMO_MAX];
+    double v[MEMO_MAX][SPOOF_MAXOUT];
+    int rc[MEMO_MAX];
+    MB *in[3];                   /* the inputs drawn for x */
+} RefMemo;
+static RefMemo memo_fused, memo_cells;
+
+static void memo_drop(RefMemo *m)
+{
+    for (int k = 0; k < m->n; k++) mb_release(m->o[k]);
+    for (int k = 0; k < 3; k++) mb_release(m->in[k]);
+    memset(m, 0, sizeof *m);
+}
+
+/* before a matrix's blocks are released (its address may come back) */
+static void memo_drop_all(void)
+{
+    memo_drop(&memo_fused);
+    memo_drop(&memo_cells);
+}
+
+/* starts a check of x */
+static void memo_enter(RefMemo *m, const MB *x)
+{
+    if (m->x != x) {
+        memo_drop(m);
+        m->x = x;
+    }
+    m->next = 0;
+}
+
+/* the check's input k: drawn (fresh, released here) the first time for
+ * x, the first draw after */
+static const MB *memo_input(RefMemo *m, int k, MB *drawn)
+{
+    if (!m->in[k]) m->in[k] = drawn;
+    else mb_release(drawn);
+    return m->in[k];
+}
+
+/* k_spoof_cell(ref) as the next call of the check over x: computed the
+ * first time, kept after; *o is the caller's to release */
+static int memo_cell(RefMemo *m, const SpoofCell *ref, MB **o, double *v, BrErr *e)
+{
+    int k = m->next++;
+    if (k < m->n) {
+        *o = m->o[k] ? mb_retain(m->o[k]) : NULL;
+        memcpy(v, m->v[k], sizeof m->v[k]);
+        return m->rc[k];
+    }
+    int rc = k_spoof_cell(ref, o, v, e);
+    if (k < MEMO_MAX && k == m->n) {
+        m->o[k] = *o ? mb_retain(*o) : NULL;
+        memcpy(m->v[k], v, sizeof m->v[k]);
+        m->rc[k] = rc;
+        m->n++;
+    }
+    return rc;
+}
+
 static void check_fused(const char *what, const MB *x, const MB *cx)
 {
     BrErr e = {0};
-    MB *d = cmb_decompress(cx, &e), *rv = rnd(1, x->cols);
+    RefMemo *mm = &memo_fused;
+    memo_enter(mm, x);
+    const MB *rv = memo_input(mm, 0, rnd(1, x->cols));
     struct { const char *name; SpCellDenseFn f; int nout; double s; } bodies[] = {
         {"x^2", b_sq, 1, 0}, {"exp(x/10)+1", b_exp, 1, 0}, {"(x-r)*s", b_row, 1, -1.5},
         {"x/0", b_div, 1, 0}, {"x/-2", b_div, 1, -2}, {"x^2, 3x-1", b_sq, 2, 1}};
     int aggs[] = {SPA_SUM, SPA_SUMSQ, SPA_MIN, SPA_MAX, SPA_MEAN};
     for (size_t b = 0; b < sizeof bodies / sizeof *bodies; b++) {
-        const MB *ms[3] = {cx, bodies[b].f == b_row ? rv : NULL, NULL}, *md[3] = {d, ms[1], NULL};
+        const MB *ms[3] = {cx, bodies[b].f == b_row ? rv : NULL, NULL}, *md[3] = {x, ms[1], NULL};
         int mode[3] = {SPM_FULL, bodies[b].f == b_row ? SPM_ROW : SPM_SCALAR, SPM_SCALAR};
         double sc[3] = {0, bodies[b].s, bodies[b].s};
         for (int dir = SPD_NONE; dir <= SPD_FULL; dir++)
@@ -685,7 +782,7 @@ static void check_fused(const char *what, const MB *x, const MB *cx)
                 double v1[SPOOF_MAXOUT] = {0}, v2[SPOOF_MAXOUT] = {0};
                 bool declined = true;
                 int rc1 = k_spoof_cell_cla(&op, &o1, v1, &declined, &e);
-                int rc2 = k_spoof_cell(&ref, &o2, v2, &e);
+                int rc2 = memo_cell(mm, &ref, &o2, v2, &e);
                 T_CHECK(rc1 == 0 && rc2 == 0 && !declined, "%s: fused %s dir %d: ran (%s)", what, bodies[b].name,
                         dir, e.msg);
                 if (dir == SPD_FULL) {
@@ -712,8 +809,6 @@ static void check_fused(const char *what, const MB *x, const MB *cx)
                     .nout = 1, .agg = {SPA_SUM}, .fd = b_sq};
     T_CHECK(!k_spoof_cell_cla_ok(&op), "%s: a column-vector input is not per distinct value", what);
     mb_release(cv);
-    mb_release(rv);
-    mb_release(d);
 }
 
 /* ---- Cell/MAgg per cell over compressed rows (kernels/spoof_cell.c) ----
@@ -812,14 +907,14 @@ static void d_mul(const double *const *P, const int64_t *S, const double *sc, in
  * the same order (exact); column and full aggregates of the ordinary
  * path may group the cells differently (Kahan sums: the two differ by a
  * few ulps of the result, far below RT). */
-static void cell_pair(const char *what, const char *name, SpoofCell op, const MB **md)
+static void cell_pair(const char *what, const char *name, SpoofCell op, const MB **md, RefMemo *mm)
 {
     BrErr e = {0};
     SpoofCell ref = op;
     ref.in.m = md;
     MB *o1 = NULL, *o2 = NULL;
     double v1[SPOOF_MAXOUT] = {0}, v2[SPOOF_MAXOUT] = {0};
-    int rc1 = k_spoof_cell(&op, &o1, v1, &e), rc2 = k_spoof_cell(&ref, &o2, v2, &e);
+    int rc1 = k_spoof_cell(&op, &o1, v1, &e), rc2 = mm ? memo_cell(mm, &ref, &o2, v2, &e) : k_spoof_cell(&ref, &o2, v2, &e);
     T_CHECK(rc1 == 0 && rc2 == 0, "%s: %s dir %d ran (%s)", what, name, op.dir, e.msg);
     if (op.dir == SPD_FULL) {
         for (int r = 0; r < op.nout; r++)
@@ -835,7 +930,9 @@ static void cell_pair(const char *what, const char *name, SpoofCell op, const MB
 static void check_cell_rows(const char *what, const MB *x, const MB *cx)
 {
     BrErr e = {0};
-    MB *d = cmb_decompress(cx, &e), *cv = rnd(x->rows, 1), *y = rnd(x->rows, x->cols);
+    RefMemo *mm = &memo_cells;
+    memo_enter(mm, x);
+    const MB *d = x, *cv = memo_input(mm, 0, rnd(x->rows, 1)), *y = memo_input(mm, 1, rnd(x->rows, x->cols));
     int aggs[] = {SPA_SUM, SPA_SUMSQ, SPA_MIN, SPA_MAX, SPA_MEAN};
     /* the full side input: ordinary, or compressed (cx itself) */
     for (int side = 0; side < 2; side++) {
@@ -850,11 +947,11 @@ static void check_cell_rows(const char *what, const MB *x, const MB *cx)
                                     .dir = dir, .nout = nout, .fd = b_colfull};
                     for (int r = 0; r < nout; r++) op.agg[r] = dir == SPD_NONE ? SPA_NONE : aggs[(a + r) % 5];
                     T_CHECK(!k_spoof_cell_cla_ok(&op), "%s: column vector: not per distinct value", what);
-                    cell_pair(what, side ? "x*c+x" : "x*c+y", op, md);
+                    cell_pair(what, side ? "x*c+x" : "x*c+y", op, md, mm);
                     if (dir != SPD_FULL) continue;
                     memcpy(fa_agg, op.agg, sizeof fa_agg);
                     op.fa = b_colfull_fa;   /* in the loop (rows of at least SPOOF_AL columns) */
-                    cell_pair(what, side ? "x*c+x in-loop" : "x*c+y in-loop", op, md);
+                    cell_pair(what, side ? "x*c+x in-loop" : "x*c+y in-loop", op, md, mm);
                 }
         }
     }
@@ -871,11 +968,11 @@ static void check_cell_rows(const char *what, const MB *x, const MB *cx)
                     SpoofCell op = {.in = {4, ms, mode, sc}, .rows = x->rows, .cols = x->cols, .main = 0,
                                     .dir = dir, .nout = nout, .fd = b_flat, .ff = b_flat_ff};
                     for (int r = 0; r < nout; r++) op.agg[r] = dir == SPD_NONE ? SPA_NONE : aggs[(a + r) % 5];
-                    cell_pair(what, side ? "x*s+x flat" : "x*s+y flat", op, md);
+                    cell_pair(what, side ? "x*s+x flat" : "x*s+y flat", op, md, mm);
                     if (dir != SPD_FULL) continue;
                     memcpy(fa_agg, op.agg, sizeof fa_agg);
                     op.fa = b_flat_fa;
-                    cell_pair(what, side ? "x*s+x flat in-loop" : "x*s+y flat in-loop", op, md);
+                    cell_pair(what, side ? "x*s+x flat in-loop" : "x*s+y flat in-loop", op, md, mm);
                 }
         }
     }
@@ -895,14 +992,11 @@ static void check_cell_rows(const char *what, const MB *x, const MB *cx)
                 SpoofCell op = {.in = {3, ms, mode, sc}, .rows = x->rows, .cols = x->cols, .main = 0, .dir = dir,
                                 .nout = 1, .agg = {dir == SPD_NONE ? SPA_NONE : aggs[a]}, .fd = d_mul,
                                 .fs = s_mul, .sparse_safe = true};
-                cell_pair(what, "sparse*cx", op, md);
+                cell_pair(what, "sparse*cx", op, md, mm);
             }
     }
     mb_release(thin);
     mb_release(dz);
-    mb_release(y);
-    mb_release(cv);
-    mb_release(d);
 }
 
 /* ---- Outer over compressed rows (kernels/spoof_outer.c) ----
@@ -1099,17 +1193,18 @@ static void run_mat(const Spec *s, MB *x, int si)
             T_CHECK(used, "%s: forced encoding %s used", s->name, encs[k] < 0 ? "" : cla_enc_name(encs[k]));
             char what[128];
             snprintf(what, sizeof what, "%s enc %s th %d", s->name, encs[k] < 0 ? "auto" : cla_enc_name(encs[k]), th);
-            check_ops(what, x, cx);
-            check_fused(what, x, cx);
-            if (sweep) check_cell_rows(what, x, cx);
-            check_outer(what, x, cx);
-            check_row(what, x, cx);
-            if (sweep) check_row_prod(what, x, cx);
-            if (sweep) check_row_tq(what, x, cx);
-            if (s->n <= 5000 && th == 1) check_binary(what, x, cx);
+            TIMED_AS("  check_ops", check_ops(what, x, cx));
+            TIMED_AS("  check_fused", check_fused(what, x, cx));
+            if (sweep) TIMED_AS("  check_cell_rows", check_cell_rows(what, x, cx));
+            TIMED_AS("  check_outer", check_outer(what, x, cx));
+            TIMED_AS("  check_row", check_row(what, x, cx));
+            if (sweep) TIMED_AS("  check_row_prod", check_row_prod(what, x, cx));
+            if (sweep) TIMED_AS("  check_row_tq", check_row_tq(what, x, cx));
+            if (s->n <= 5000 && th == 1) TIMED_AS("  check_binary", check_binary(what, x, cx));
             mb_release(cx);
         }
     }
+    memo_drop_all();
     mb_release(x);
     br_set_threads(0);
 }
@@ -1142,6 +1237,7 @@ static void check_cell_wide(void)
             if (cx && mb_is_cmb(cx)) check_outer(what, x, cx);
             mb_release(cx);
         }
+        memo_drop_all();
         mb_release(x);
     }
     br_set_threads(0);
@@ -3351,31 +3447,31 @@ static void check_csr_share(void)
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "crowded")) {
-        crowded_cla();
+        TIMED(crowded_cla());
         return t_done("test_cla");
     }
     if (argc > 1 && !strcmp(argv[1], "stream")) {   /* compression as read alone */
-        check_stream();
-        check_stream_csv();
-        check_stream_cells();
+        TIMED(check_stream());
+        TIMED(check_stream_csv());
+        TIMED(check_stream_cells());
         return t_done("test_cla");
     }
     if (argc > 1 && !strcmp(argv[1], "unc")) {   /* uncompressed columns of different sparsity alone */
-        check_unc_split();
-        check_csr_share();
+        TIMED(check_unc_split());
+        TIMED(check_csr_share());
         return t_done("test_cla");
     }
     if (argc > 1 && !strcmp(argv[1], "est")) {   /* the compile-time estimate alone */
-        check_est_file();
-        check_compile_est();
+        TIMED(check_est_file());
+        TIMED(check_compile_est());
         return t_done("test_cla");
     }
     if (argc > 1 && !strcmp(argv[1], "wide")) {   /* multi-column products and tsmm by blocks alone */
-        check_wide_products();
+        TIMED(check_wide_products());
         return t_done("test_cla");
     }
     if (argc > 1 && !strcmp(argv[1], "sparse-rows")) {   /* the row-wise sparse coder alone */
-        check_sparse_rows();
+        TIMED(check_sparse_rows());
         return t_done("test_cla");
     }
     Spec specs[] = {
@@ -3390,31 +3486,34 @@ int main(int argc, char **argv)
         {"tall-sparse", 140000, 3, 2, 0.999, 1, false, 0, false},
         {"onecol", 1, 1, 2, 0.0, 1, false, 0, false},
     };
-    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) run_spec(&specs[k], (int)k);
-    check_unc_split();
-    check_csr_share();
-    check_cell_wide();
-    check_tl_joint();
-    check_row_tq_overflow();
-    check_ieee();
-    check_wide_products();
-    check_dec_sparse();
-    check_dec_fin();
-    check_lut();
-    check_grid();
-    check_sparse_rows();
-    check_rle_est();
-    check_stats_bind();
-    check_compile_cbytes();
-    check_compile_compress();
-    check_est_file();
-    check_compile_est();
-    check_cla_machine();
-    check_choice();
-    check_nested();
-    check_stream();
-    check_stream_csv();
-    check_stream_cells();
-    crowded_cla();
+    const char *only = argc > 2 && !strcmp(argv[1], "spec") ? argv[2] : NULL;   /* one spec alone */
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++)
+        if (!only || !strcmp(only, specs[k].name)) TIMED_AS(specs[k].name, run_spec(&specs[k], (int)k));
+    if (only) return t_done("test_cla");
+    TIMED(check_unc_split());
+    TIMED(check_csr_share());
+    TIMED(check_cell_wide());
+    TIMED(check_tl_joint());
+    TIMED(check_row_tq_overflow());
+    TIMED(check_ieee());
+    TIMED(check_wide_products());
+    TIMED(check_dec_sparse());
+    TIMED(check_dec_fin());
+    TIMED(check_lut());
+    TIMED(check_grid());
+    TIMED(check_sparse_rows());
+    TIMED(check_rle_est());
+    TIMED(check_stats_bind());
+    TIMED(check_compile_cbytes());
+    TIMED(check_compile_compress());
+    TIMED(check_est_file());
+    TIMED(check_compile_est());
+    TIMED(check_cla_machine());
+    TIMED(check_choice());
+    TIMED(check_nested());
+    TIMED(check_stream());
+    TIMED(check_stream_csv());
+    TIMED(check_stream_cells());
+    TIMED(crowded_cla());
     return t_done("test_cla");
 }

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "t.h"
@@ -104,6 +106,26 @@ static long run_mode(const char *script, const char *mode, double budget, double
     unlink(cp);
     return n;
 }
+
+/* BRAID_TEST_TIMES=1: each run's wall and CPU seconds (the braid
+ * processes it started) and the line that asked for it, on stderr. */
+static long run_mode_timed(int line, const char *script, const char *mode, double budget, double *printed)
+{
+    struct rusage c0, c1;
+    struct timespec w0, w1;
+    getrusage(RUSAGE_CHILDREN, &c0);
+    clock_gettime(CLOCK_MONOTONIC, &w0);
+    long n = run_mode(script, mode, budget, printed);
+    getrusage(RUSAGE_CHILDREN, &c1);
+    clock_gettime(CLOCK_MONOTONIC, &w1);
+    if (getenv("BRAID_TEST_TIMES"))
+        fprintf(stderr, "time line %d %s cpu %.2f s wall %.2f s\n", line, mode,
+                c1.ru_utime.tv_sec + c1.ru_utime.tv_usec * 1e-6 + c1.ru_stime.tv_sec + c1.ru_stime.tv_usec * 1e-6 -
+                    c0.ru_utime.tv_sec - c0.ru_utime.tv_usec * 1e-6 - c0.ru_stime.tv_sec - c0.ru_stime.tv_usec * 1e-6,
+                w1.tv_sec + w1.tv_nsec * 1e-9 - w0.tv_sec - w0.tv_nsec * 1e-9);
+    return n;
+}
+#define run_mode(...) run_mode_timed(__LINE__, __VA_ARGS__)
 
 /* X: 20000 x 10 with 6 distinct values per column (1.6 MB, compresses
  * about 8x); the loops read it ITERS times. */
