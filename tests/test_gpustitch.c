@@ -559,9 +559,11 @@ static void test_explain(void)
 
 int main(void)
 {
-    /* the nominal device profile: the cost rule's and the evaluator's
-     * choices checked here do not depend on the device's measurement */
-    setenv("BRAID_GPU_PROFILE", "10e-6 500e9 12e9", 0);
+    /* the nominal device profile and the pinned CPU constants
+     * (t_pin_machine): the cost rule's, the evaluator's and codegen's
+     * choices checked here (no fused operator left on the CPU, the
+     * -explain text) do not depend on a measurement under load */
+    t_pin_machine();
     gpu_configure(GPU_FORCE, -1, 0);
     BrErr e = {0};
     int rc = gpu_init(&e);

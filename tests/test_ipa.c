@@ -586,6 +586,7 @@ static void test_rand_nnz(void)
 
 int main(void)
 {
+    t_pin_machine();   /* the same plans whatever the load (docs/testing.md) */
     snprintf(dir, sizeof dir, "/tmp/braid-test-ipa-XXXXXX");
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
     test_cases();
