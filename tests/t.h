@@ -9,9 +9,28 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
 #include "matrix/mb.h"
 
 static int t_pass, t_fail;
+
+/* For BRAID_TEST_TIMES=1 reports of where a program's time goes: CPU
+ * seconds (user + system) of getrusage(who) (RUSAGE_SELF, or
+ * RUSAGE_CHILDREN: the processes it started and reaped), and monotonic
+ * wall seconds. */
+static inline double t_cpu_s(int who)
+{
+    struct rusage r;
+    getrusage(who, &r);
+    return r.ru_utime.tv_sec + r.ru_utime.tv_usec * 1e-6 + r.ru_stime.tv_sec + r.ru_stime.tv_usec * 1e-6;
+}
+static inline double t_wall_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
 
 /* Pins the cost model's machine constants (codegen/cost.c: read and write
  * bandwidth, elementwise, dgemm and row-wise vector-matrix rates of a

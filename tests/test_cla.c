@@ -27,7 +27,6 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 typedef struct Spec {
@@ -52,23 +51,11 @@ static double urand(void)
 
 /* BRAID_TEST_TIMES=1: each part's CPU seconds (this process) and wall
  * seconds on stderr, to find where the program's time goes. */
-static double cpu_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-static double wall_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
 #define TIMED_AS(name, call) do { \
-    double c0_ = cpu_s(), w0_ = wall_s(); \
+    double c0_ = t_cpu_s(RUSAGE_SELF), w0_ = t_wall_s(); \
     call; \
     if (getenv("BRAID_TEST_TIMES")) \
-        fprintf(stderr, "time %-24s cpu %7.2f s wall %7.2f s\n", name, cpu_s() - c0_, wall_s() - w0_); \
+        fprintf(stderr, "time %-24s cpu %7.2f s wall %7.2f s\n", name, t_cpu_s(RUSAGE_SELF) - c0_, t_wall_s() - w0_); \
 } while (0)
 #define TIMED(call) TIMED_AS(#call, call)
 

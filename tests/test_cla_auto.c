@@ -14,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "t.h"
@@ -111,18 +109,11 @@ static long run_mode(const char *script, const char *mode, double budget, double
  * processes it started) and the line that asked for it, on stderr. */
 static long run_mode_timed(int line, const char *script, const char *mode, double budget, double *printed)
 {
-    struct rusage c0, c1;
-    struct timespec w0, w1;
-    getrusage(RUSAGE_CHILDREN, &c0);
-    clock_gettime(CLOCK_MONOTONIC, &w0);
+    double c0 = t_cpu_s(RUSAGE_CHILDREN), w0 = t_wall_s();
     long n = run_mode(script, mode, budget, printed);
-    getrusage(RUSAGE_CHILDREN, &c1);
-    clock_gettime(CLOCK_MONOTONIC, &w1);
     if (getenv("BRAID_TEST_TIMES"))
-        fprintf(stderr, "time line %d %s cpu %.2f s wall %.2f s\n", line, mode,
-                c1.ru_utime.tv_sec + c1.ru_utime.tv_usec * 1e-6 + c1.ru_stime.tv_sec + c1.ru_stime.tv_usec * 1e-6 -
-                    c0.ru_utime.tv_sec - c0.ru_utime.tv_usec * 1e-6 - c0.ru_stime.tv_sec - c0.ru_stime.tv_usec * 1e-6,
-                w1.tv_sec + w1.tv_nsec * 1e-9 - w0.tv_sec - w0.tv_nsec * 1e-9);
+        fprintf(stderr, "time line %d %s cpu %.2f s wall %.2f s\n", line, mode, t_cpu_s(RUSAGE_CHILDREN) - c0,
+                t_wall_s() - w0);
     return n;
 }
 #define run_mode(...) run_mode_timed(__LINE__, __VA_ARGS__)

@@ -2112,7 +2112,6 @@ static bool want(const char *name)
 /* BRAID_TEST_TIMES=1: each test function's CPU seconds (this process and
  * the compilers it reaped) and wall seconds on stderr, to find where the
  * program's time goes. */
-static double tv_s(struct timeval t) { return t.tv_sec + t.tv_usec * 1e-6; }
 /* objects in the user's kernel cache (compiles so far, on a fresh one) */
 static int cache_objects(void)
 {
@@ -2127,26 +2126,18 @@ static int cache_objects(void)
     if (d) closedir(d);
     return n;
 }
-static void run_timed(const char *name, int th, struct rusage *s0, struct rusage *c0, double w0, int o0)
+static void run_timed(const char *name, int th, double s0, double c0, double w0, int o0)
 {
     if (!getenv("BRAID_TEST_TIMES")) return;
-    struct rusage s1, c1;
-    struct timespec w;
-    getrusage(RUSAGE_SELF, &s1);
-    getrusage(RUSAGE_CHILDREN, &c1);
-    clock_gettime(CLOCK_MONOTONIC, &w);
     fprintf(stderr, "time %-22s th=%d self %7.2f s children %7.2f s wall %7.2f s objects %d\n", name, th,
-            tv_s(s1.ru_utime) + tv_s(s1.ru_stime) - tv_s(s0->ru_utime) - tv_s(s0->ru_stime),
-            tv_s(c1.ru_utime) + tv_s(c1.ru_stime) - tv_s(c0->ru_utime) - tv_s(c0->ru_stime),
-            w.tv_sec + w.tv_nsec * 1e-9 - w0, cache_objects() - o0);
+            t_cpu_s(RUSAGE_SELF) - s0, t_cpu_s(RUSAGE_CHILDREN) - c0, t_wall_s() - w0, cache_objects() - o0);
 }
 #define RUN(fn, ...) do { \
     if (want(#fn)) { \
-        struct rusage s0_, c0_; struct timespec w0_; int o0_ = cache_objects(); \
-        getrusage(RUSAGE_SELF, &s0_); getrusage(RUSAGE_CHILDREN, &c0_); \
-        clock_gettime(CLOCK_MONOTONIC, &w0_); \
+        int o0_ = cache_objects(); \
+        double s0_ = t_cpu_s(RUSAGE_SELF), c0_ = t_cpu_s(RUSAGE_CHILDREN), w0_ = t_wall_s(); \
         fn(__VA_ARGS__); \
-        run_timed(#fn, th, &s0_, &c0_, w0_.tv_sec + w0_.tv_nsec * 1e-9, o0_); \
+        run_timed(#fn, th, s0_, c0_, w0_, o0_); \
     } \
 } while (0)
 
