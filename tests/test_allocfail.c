@@ -45,14 +45,15 @@ static int raw_mode(void)
     return !(v && !strcmp(v, "0"));
 }
 
-/* Runs braid on script with BRAID_FAIL_ALLOC=n (0: none). */
-static Run run(const char *braid, const char *script, long n)
+/* Runs braid on script with BRAID_FAIL_ALLOC=fail (a number, 0: none;
+ * or "count"). */
+static Run run_as(const char *braid, const char *script, const char *fail)
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && %s BRAID_FAIL_ALLOC=%ld BRAID_FAIL_ALLOC_RAW=%d timeout -s KILL 60 '%s' -config '%s/%s' "
+             "cd '%s' && %s BRAID_FAIL_ALLOC=%s BRAID_FAIL_ALLOC_RAW=%d timeout -s KILL 60 '%s' -config '%s/%s' "
              "-f '%s' >'%s/out' 2>'%s/err'",
-             dir, g_env, n, raw_mode(), braid, dir, g_config, script, dir, dir);
+             dir, g_env, fail, raw_mode(), braid, dir, g_config, script, dir, dir);
     int st = system(cmd);
     Run r = {0};
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -67,21 +68,23 @@ static Run run(const char *braid, const char *script, long n)
     return r;
 }
 
+/* Runs braid on script with BRAID_FAIL_ALLOC=n (0: none). */
+static Run run(const char *braid, const char *script, long n)
+{
+    char fail[24];
+    snprintf(fail, sizeof fail, "%ld", n);
+    return run_as(braid, script, fail);
+}
+
 /* The number of allocations of a run: one run with BRAID_FAIL_ALLOC=count
  * (base/base.c prints the count at exit); -1 when it printed none. */
 static long count_allocs(const char *braid, const char *script)
 {
-    char cmd[2048], p[300];
-    snprintf(cmd, sizeof cmd,
-             "cd '%s' && %s BRAID_FAIL_ALLOC=count BRAID_FAIL_ALLOC_RAW=%d timeout -s KILL 60 '%s' -config '%s/%s' "
-             "-f '%s' >/dev/null 2>'%s/count'",
-             dir, g_env, raw_mode(), braid, dir, g_config, script, dir);
-    int st = system(cmd);
-    snprintf(p, sizeof p, "%s/count", dir);
-    char *err = t_slurp(p, NULL);
-    const char *at = err ? strstr(err, "braid: allocations counted ") : NULL;
-    long n = at && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? atol(at + strlen("braid: allocations counted ")) : -1;
-    free(err);
+    static const char tag[] = "braid: allocations counted ";
+    Run r = run_as(braid, script, "count");
+    const char *at = strstr(r.err, tag);
+    long n = at && r.status == 0 ? atol(at + strlen(tag)) : -1;
+    run_free(&r);
     return n;
 }
 
