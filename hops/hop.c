@@ -170,6 +170,21 @@ static void set_dims(Hop *h, int64_t r, int64_t c)
     h->cols = c;
 }
 
+/* X %*% y or y %*% X with y 1x1 and inner sizes that differ: SystemDS
+ * computes the scalar product y * X (its rewrite simplifyScalarMatrixMult,
+ * and ours in rewrite/dynamic.c; the kernels do the same at run time), so
+ * the result has X's shape. a is the left operand as stored (transposed
+ * for OP_MATMULTL). */
+static void one_cell_dims(Hop *h, const Hop *a, const Hop *b)
+{
+    if (!a || !b || a->dt != DT_MATRIX || b->dt != DT_MATRIX || !known(a) || !known(b)) return;
+    bool tl = h->op == OP_MATMULTL;
+    int64_t ar = tl ? a->cols : a->rows, ac = tl ? a->rows : a->cols;
+    if (ac == b->rows) return;
+    if (ar == 1 && ac == 1) set_dims(h, b->rows, b->cols);
+    else if (b->rows == 1 && b->cols == 1) set_dims(h, ar, ac);
+}
+
 /* Index range length for RIX dims: mode, lo, hi hops, full extent. */
 /* Value of a scalar index expression: literals, and during dynamic
  * recompilation scalar TREADs kept as variables, whose current value
@@ -334,6 +349,14 @@ static void infer_bounds(Hop *h)
         if (h->op == OP_TSMM) r = c = h->flag ? wcols_of(a) : wrows_of(a);
         else if (h->op == OP_MATMULTL || h->op == OP_MMCHAIN) { r = wcols_of(a); c = wcols_of(b); }
         else { r = wrows_of(a); c = wcols_of(b); }
+        /* an operand that may be 1x1 may make a scalar product of the
+         * other's shape (one_cell_dims) */
+        if (h->op == OP_MATMUL || h->op == OP_MATMULTL) {
+            int64_t ar = h->op == OP_MATMULTL ? wcols_of(a) : wrows_of(a);
+            int64_t ac = h->op == OP_MATMULTL ? wrows_of(a) : wcols_of(a);
+            if (ar == 1 && ac == 1) { r = wmax(r, wrows_of(b)); c = wmax(c, wcols_of(b)); }
+            if (wrows_of(b) == 1 && wcols_of(b) == 1) { r = wmax(r, ar); c = wmax(c, ac); }
+        }
         break;
     case H_REORG:
         if (h->op == OP_TRANS) { r = wcols_of(a); c = wrows_of(a); }
@@ -588,6 +611,7 @@ void hop_infer(Hop *h)
         } else {
             set_dims(h, a ? a->rows : -1, b ? b->cols : -1);
         }
+        if (h->op == OP_MATMUL || h->op == OP_MATMULTL) one_cell_dims(h, a, b);
         h->nnz = mm_nnz_of(h, false);
         break;
     case H_REORG:
@@ -1001,6 +1025,21 @@ Hop *hop_reorg(HopDag *d, OpCode op, Hop *a, Span sp)
     h->op = op;
     h->in[0] = a;
     hop_infer(h);
+    return h;
+}
+
+Hop *hop_as_scalar(HopDag *d, Hop *x, Span sp)
+{
+    Hop *h = x ? hop_new(d, H_BUILTIN, sp, 1) : NULL;
+    if (!h) return NULL;
+    h->bi = BI_ASSCALAR;
+    h->in[0] = x;
+    h->dt = DT_SCALAR;
+    h->vt = VT_DOUBLE;
+    hop_infer(h);
+    h->dt = DT_SCALAR;
+    h->vt = VT_DOUBLE;
+    h->rows = h->cols = 0;
     return h;
 }
 

@@ -185,6 +185,8 @@ Hop *hop_binary(HopDag *d, OpCode op, Hop *a, Hop *b, Span sp);
 Hop *hop_agg(HopDag *d, OpCode op, AggDir dir, Hop *a, Span sp);
 Hop *hop_reorg(HopDag *d, OpCode op, Hop *a, Span sp);
 Hop *hop_matmul(HopDag *d, OpCode op, Hop *a, Hop *b, Span sp);
+/* as.scalar(x) of a 1x1 matrix x */
+Hop *hop_as_scalar(HopDag *d, Hop *x, Span sp);
 
 /* Constant folding: a unary, binary or ternary h whose inputs are all
  * literals becomes a new literal HOP holding its value, computed by the

@@ -12,6 +12,8 @@
 #include "../matrix/cmb.h"
 #include "mm_int.h"
 #include "leaf.h"
+#include "ew.h"
+#include "reorg.h"
 
 #include <assert.h>
 #include <cblas.h>
@@ -875,9 +877,30 @@ MB *k_mm_ieee_zeros(const MB *a, bool ta, const MB *b, bool tb, MB *r, BrErr *e)
     return mm_finish(r, e);
 }
 
+/* op(a) %*% b whose inner sizes differ with op(a) or b 1x1: the scalar
+ * product, as SystemDS (its rewrite simplifyScalarMatrixMult makes the
+ * product as.scalar(y) * X once recompilation knows y is 1x1; braid's
+ * rewrite rule in rewrite/dynamic.c where the builder knows it). NULL
+ * with *done false when the sizes are no such case. */
+static MB *one_cell(const MB *a, bool ta, const MB *b, BrErr *e, bool *done)
+{
+    int64_t ar = ta ? a->cols : a->rows, ac = ta ? a->rows : a->cols;
+    *done = ac != b->rows && ((ar == 1 && ac == 1) || (b->rows == 1 && b->cols == 1));
+    if (!*done) return NULL;
+    if (ar == 1 && ac == 1) return k_binary_sm(OP_MULT, mb_get(a, 0, 0), b, e);
+    if (!ta) return k_binary_ms(OP_MULT, a, mb_get(b, 0, 0), e);
+    MB *t = k_transpose(a, e);
+    MB *r = t ? k_binary_ms(OP_MULT, t, mb_get(b, 0, 0), e) : NULL;
+    mb_release(t);
+    return r;
+}
+
 MB *k_matmul(const MB *a, const MB *b, BrErr *e)
 {
     assert(mb_valid(a, false) && mb_valid(b, false));
+    bool done;
+    MB *r = one_cell(a, false, b, e, &done);
+    if (done) return r;
     if (a->cols != b->rows) {
         br_err(e, BR_EDIM,
                "matrix multiplication dimension mismatch: %lldx%lld %%*%% %lldx%lld",
@@ -1231,6 +1254,9 @@ static MB *tsmm(const MB *x, bool left, BrErr *e)
 
 MB *k_matmul_tl(const MB *a, const MB *b, BrErr *e)
 {
+    bool done;
+    MB *r = one_cell(a, true, b, e, &done);
+    if (done) return r;
     return k_mm_ieee_zeros(a, true, b, false, matmul_tl(a, b, e), e);
 }
 

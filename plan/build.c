@@ -249,6 +249,12 @@ static Hop *binary(BCtx *c, OpCode op, Hop *a, Hop *b, Span sp)
     return h;
 }
 
+static bool one_cell(const Hop *h) { return knownm(h) && h->rows == 1 && h->cols == 1; }
+
+/* X %*% Y. Inner sizes that are known and differ are an error (SystemDS's
+ * parser), except inside an if/else branch where one operand is known to
+ * be 1x1: there SystemDS warns and its rewrite simplifyScalarMatrixMult
+ * makes the product the scalar product as.scalar(y) * X, which runs. */
 static Hop *matmul(BCtx *c, Hop *a, Hop *b, Span sp)
 {
     Hop *h = hop_matmul(c->dag, OP_MATMUL, a, b, sp);
@@ -256,6 +262,12 @@ static Hop *matmul(BCtx *c, Hop *a, Hop *b, Span sp)
         char m[200];
         snprintf(m, sizeof m, "dimension mismatch in '%%*%%': %lldx%lld %%*%% %lldx%lld (inner dimensions differ)",
                  (long long)a->rows, (long long)a->cols, (long long)b->rows, (long long)b->cols);
+        if (c->cond_depth > 0 && (one_cell(a) || one_cell(b))) {
+            diag_warning(c->diag, sp, "%s; the 1x1 operand is used as a scalar", m);
+            Hop *s = hop_as_scalar(c->dag, one_cell(a) ? a : b, sp);
+            if (!s) { oom(c, sp); return h; }
+            return one_cell(a) ? binary(c, OP_MULT, s, b, sp) : binary(c, OP_MULT, a, s, sp);
+        }
         return dim_error(c, sp, m, h);
     }
     return h;

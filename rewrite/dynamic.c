@@ -41,6 +41,7 @@ static Hop *zeros(RwPass *p, int64_t r, int64_t c, Span sp)
 }
 
 static bool empty(const Hop *h) { return known(h) && h->nnz == 0; }
+static bool one_cell(const Hop *h) { return known(h) && h->rows == 1 && h->cols == 1; }
 
 /* The column vector v of a broadcast written as an outer product with
  * ones, v %*% matrix(1, rows=1, cols=k) (MLogreg's rowSums(Q) %*%
@@ -126,6 +127,14 @@ Hop *rw_dynamic_rule(RwPass *p, Hop *h)
         if (h->op != OP_MATMUL) break;
         if (known(h) && (empty(h->in[0]) || empty(h->in[1])))
             return hit(p, zeros(p, h->rows, h->cols, sp));
+        /* y %*% X -> as.scalar(y) * X, X %*% y -> X * as.scalar(y) for a
+         * 1x1 y (SystemDS's simplifyScalarMatrixMult): the same values
+         * (one product per cell), and the product whose inner sizes
+         * differ computes what SystemDS computes */
+        if (one_cell(h->in[0]))
+            return hit(p, hop_binary(p->d, OP_MULT, hop_as_scalar(p->d, h->in[0], sp), h->in[1], sp));
+        if (one_cell(h->in[1]))
+            return hit(p, hop_binary(p->d, OP_MULT, h->in[0], hop_as_scalar(p->d, h->in[1], sp), sp));
         /* diag(v) %*% y -> v * y for column vectors */
         if (is(h->in[0], H_REORG, OP_DIAG) && known(h->in[0]->in[0]) && h->in[0]->in[0]->cols == 1 &&
             known(h->in[1]) && h->in[1]->cols == 1)

@@ -639,6 +639,52 @@ static void test_errors(void)
     mb_release(z); mb_release(d);
 }
 
+/* y %*% X, X %*% y, t(y) %*% X and t(X) %*% y with a 1x1 y and inner
+ * sizes that differ: the scalar product y * X of X's shape (op(X)'s), as
+ * SystemDS computes it once it knows y is 1x1; every cell one IEEE
+ * product, so compared bit for bit with y * x per cell, y non-finite and
+ * zero included. A 1x1 y with matching inner sizes goes the product's
+ * usual way and gives the same values. */
+static void test_one_cell(void)
+{
+    static const int64_t SH[][2] = {{2, 3}, {3, 1}, {1, 4}, {37, 29}, {300, 7}};
+    static const double YS[] = {2.5, 0, -1, NAN, INFINITY};
+    BrErr e = {0};
+    for (size_t s = 0; s < sizeof SH / sizeof SH[0]; s++)
+        for (size_t q = 0; q < sizeof SPS / sizeof SPS[0]; q++)
+            for (int sparse = 0; sparse < 2; sparse++)
+                for (size_t w = 0; w < sizeof YS / sizeof YS[0]; w++) {
+                    int64_t m = SH[s][0], n = SH[s][1];
+                    MB *x = gen(m, n, SPS[q], sparse, 100 + s * 10 + q);
+                    MB *y = mb_dense(1, 1, &e);
+                    y->d[0] = YS[w];
+                    mb_recount_nnz(y);
+                    for (int form = 0; form < 4; form++) {
+                        bool tx = form == 3;      /* t(X) %*% y */
+                        bool left = form == 0 || form == 2;
+                        int64_t inner_l = left ? 1 : (tx ? m : n), inner_r = left ? m : 1;
+                        if (inner_l == inner_r && !(form == 0 && m == 1)) continue;
+                        MB *r = form == 0 ? k_matmul(y, x, &e) : form == 1 ? k_matmul(x, y, &e)
+                              : form == 2 ? k_matmul_tl(y, x, &e) : k_matmul_tl(x, y, &e);
+                        int64_t rr = tx ? n : m, rc = tx ? m : n;
+                        bool ok = r && valid(r) && r->rows == rr && r->cols == rc;
+                        for (int64_t i = 0; ok && i < rr; i++)
+                            for (int64_t j = 0; ok && j < rc; j++) {
+                                double want = YS[w] * (tx ? mb_get(x, j, i) : mb_get(x, i, j));
+                                double got = mb_get(r, i, j);
+                                ok = (isnan(want) && isnan(got)) || memcmp(&want, &got, sizeof want) == 0 ||
+                                     (want == 0 && got == 0);
+                            }
+                        T_CHECK(ok, "one cell form %d %lldx%lld sp %g %s y %g: %s", form, (long long)m,
+                                (long long)n, SPS[q], sparse ? "sparse" : "dense", YS[w], r ? "" : e.msg);
+                        br_err_clear(&e);
+                        mb_release(r);
+                    }
+                    mb_release(x);
+                    mb_release(y);
+                }
+}
+
 /* The conformance case mm_chain: C1 = t(X) %*% (w * (X %*% v)). */
 static void test_conformance_values(void)
 {
@@ -959,6 +1005,7 @@ int main(void)
     test_fin_flag();
     test_mmchain_groups();
     test_errors();
+    test_one_cell();
     test_conformance_values();
     return t_done("test_mm");
 }

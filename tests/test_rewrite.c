@@ -148,6 +148,14 @@ static const Case cases[] = {
     {"X/(rowSums%*%ones)", DATA "out = X / (rowSums(X) %*% matrix(1, rows=1, cols=7))\n", "uar(sum)", "%*%|matrix"},
     {"X*(y%*%twos) stays", DATA "out = X * (y %*% matrix(2, rows=1, cols=7))\n", "%*%", NULL},
     {"y*(y%*%ones) stays", DATA "out = y[1:50, 1] + (y %*% matrix(1, rows=1, cols=7))\n", "%*%", NULL},
+    /* a 1x1 operand: the scalar product (SystemDS's
+     * simplifyScalarMatrixMult), with matching inner sizes and, in a
+     * branch, with inner sizes that differ */
+    {"1x1 %*%", DATA "s = matrix(3, rows=1, cols=1) + sum(v)\nout = X * (s %*% t(v)) + (y %*% s)\n",
+     "as.scalar", "%*%"},
+    {"1x1 %*% in a branch", DATA "s = matrix(3, rows=1, cols=1)\n"
+                                 "if (sum(X) > -1000) { out = X %*% s + s %*% Y } else { out = X }\n",
+     "as.scalar", "%*%"},
     {"in place with reads", "v = matrix(1, rows=30, cols=1)\n"
                             "for (i in 2:30) { v[i, 1] = as.scalar(v[i - 1, 1]) * 0.5 + sum(v[1:i, ]) }\n"
                             "out = v\n", "v [move]", NULL},
