@@ -225,31 +225,47 @@ static double jaccard(const JVal *a, const JVal *b)
     return (double)inter / (double)(na + nb - inter);
 }
 
-/* Words of s (split at whitespace runs) into the scratch. */
+/* Words of s as Java's s.split(" ") (UtilFunctions.getWordErrorRate):
+ * split at every single space, trailing empty words dropped; a string
+ * without a space is one word, the empty string included. */
 static int words(Ev *v, const JVal *s, const char ***w, int64_t **wl, int64_t *nw)
 {
     int64_t cap = 1;
-    for (int64_t i = 0; i < s->n; i++) cap += isspace((unsigned char)s->s[i]) != 0;
+    for (int64_t i = 0; i < s->n; i++) cap += s->s[i] == ' ';
     *w = salloc(v->s, (size_t)cap * sizeof(char *));
     *wl = salloc(v->s, (size_t)cap * sizeof(int64_t));
     if (!*w || !*wl) return oom(v);
     *nw = 0;
-    for (int64_t i = 0; i < s->n;) {
-        while (i < s->n && isspace((unsigned char)s->s[i])) i++;
-        int64_t j = i;
-        while (j < s->n && !isspace((unsigned char)s->s[j])) j++;
-        if (j > i) { (*w)[*nw] = s->s + i; (*wl)[(*nw)++] = j - i; }
-        i = j;
+    if (!memchr(s->s, ' ', (size_t)s->n)) {
+        (*w)[0] = s->s;
+        (*wl)[0] = s->n;
+        *nw = 1;
+        return 0;
     }
+    for (int64_t i = 0; i <= s->n;) {
+        int64_t j = i;
+        while (j < s->n && s->s[j] != ' ') j++;
+        (*w)[*nw] = s->s + i;
+        (*wl)[(*nw)++] = j - i;
+        i = j + 1;
+    }
+    while (*nw > 0 && (*wl)[*nw - 1] == 0) (*nw)--;
     return 0;
 }
 
-/* Word error rate: word-level Levenshtein distance / reference words. */
+/* Word error rate as SystemDS's UtilFunctions.getWordErrorRate: the
+ * word-level Levenshtein distance over the longer sentence's word count;
+ * with a sentence of no words, the other's word count. */
 static int wer(Ev *v, const JVal *r, const JVal *h, JVal *out)
 {
     const char **rw, **hw;
     int64_t *rl, *hl, nr, nh;
     if (words(v, r, &rw, &rl, &nr) || words(v, h, &hw, &hl, &nh)) return v->e->code;
+    out->k = JV_DBL;
+    if (nr == 0 || nh == 0) {
+        out->d = (double)(nr > nh ? nr : nh);
+        return 0;
+    }
     int64_t *d = salloc(v->s, (size_t)(nh + 1) * sizeof(int64_t));
     if (!d) return oom(v);
     for (int64_t j = 0; j <= nh; j++) d[j] = j;
@@ -266,8 +282,7 @@ static int wer(Ev *v, const JVal *r, const JVal *h, JVal *out)
             d[j] = best;
         }
     }
-    out->k = JV_DBL;
-    out->d = (double)d[nh] / (double)nr;
+    out->d = (double)d[nh] / (double)(nr > nh ? nr : nh);
     return 0;
 }
 
@@ -655,7 +670,9 @@ static int st_call(Ev *v, const Node *x, JVal *out)
         out->b = a[0].k == JV_BOOL ? a[0].b : a[0].k == JV_STR && a[0].n == 4 && !strncasecmp(a[0].s, "true", 4);
         return 0;
     case S_JACCARD: case S_WER:
-        for (int k = 0; k < 2 && x->op == S_WER; k++)   /* a missing sentence has no words */
+        /* a missing cell (braid reads "" in frame(list(...)) as one) is
+         * the empty string, one empty word as Java's "".split(" ") */
+        for (int k = 0; k < 2 && x->op == S_WER; k++)
             if (a[k].k == JV_NULL) a[k] = mkstr("", 0);
         if (want_str(v, &a[0], nm) || want_str(v, &a[1], nm)) return v->e->code;
         if (x->op == S_WER) return wer(v, &a[0], &a[1], out);

@@ -175,6 +175,11 @@ static void test_numbers(void)
     ok("x -> UtilFunctions.jaccardSim(x, \"east\")", "west", "0.6", FB_FP64);
     ok("x -> UtilFunctions.getWordErrorRate(x, \"the cat sat\")", "the cat sat down", "0.25", FB_FP64);
     ok("x -> UtilFunctions.getWordErrorRate(x, \"a b\")", "a b", "0.0", FB_FP64);
+    /* SystemDS's: over the longer sentence's words, split(" ") words */
+    ok("x -> UtilFunctions.getWordErrorRate(x, \"a b c d\")", "a b", "0.5", FB_FP64);
+    ok("x -> UtilFunctions.getWordErrorRate(x, \"a b\")", "a  b", "0.3333333333333333", FB_FP64);
+    ok("x -> UtilFunctions.getWordErrorRate(x, \"a b\")", "a b ", "0.0", FB_FP64);
+    ok("x -> UtilFunctions.getWordErrorRate(x, \"a b\")", " ", "2.0", FB_FP64);
     ok("s -> UtilFunctions.getAsciiAtIdx(s, 2)", "abc", "98", FB_INT64);
     ok("s -> UtilFunctions.getAsciiAtIdx(s, 2)", "z\xc3\xa9", "233", FB_INT64);
     ok("s -> UtilFunctions.getAsciiAtIdx(s, 4)", "abc", "0", FB_INT64);
