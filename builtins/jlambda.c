@@ -34,6 +34,8 @@ const JlStatic jl_statics[] = {
     {"Character.toLowerCase", S_CTOLOWER, 1}, {"UtilFunctions.jaccardSim", S_JACCARD, 2},
     {"UtilFunctions.getWordErrorRate", S_WER, 2}, {"UtilFunctions.splitRecodeEntry", S_SPLITRECODE, 1},
     {"PorterStemmer.stem", S_PORTERSTEM, 1}, {"UtilFunctions.getAsciiAtIdx", S_ASCIIAT, 2},
+    {"UtilFunctions.getDominantDateFormat", S_DOMDATE, 1}, {"UtilFunctions.getTimestamp", S_TIMESTAMP, 1},
+    {"UtilFunctions.addTimeToDate", S_ADDTIME, 3},
 };
 const int jl_nstatics = (int)(sizeof jl_statics / sizeof jl_statics[0]);
 

@@ -647,9 +647,87 @@ static int method(Ev *v, const Node *x, JVal *out)
     return 0;
 }
 
+/* A column value SystemDS's date helpers skip (their output null): null,
+ * blank (Java's trim), "NULL" in any case, "0". */
+static bool date_skip(const JVal *x)
+{
+    if (x->k == JV_NULL) return true;
+    if (x->k != JV_STR) return false;
+    bool blank = true;
+    for (int64_t i = 0; i < x->n && blank; i++) blank = (unsigned char)x->s[i] <= ' ';
+    return blank || (x->n == 4 && !strncasecmp(x->s, "null", 4)) || (x->n == 1 && x->s[0] == '0');
+}
+
+/* The SystemDS date format of string x (jldate.c) into *kind. */
+static int date_kind(Ev *v, const JVal *x, const char *nm, int *kind)
+{
+    if (want_str(v, x, nm)) return v->e->code;
+    *kind = jl_date_kind(x->s, x->n);
+    if (*kind < 0) return rterr(v, "Unknown date format: \"%.60s\" (NullPointerException)", x->s);
+    return 0;
+}
+
+static int date_parse(Ev *v, const JVal *x, int kind, int64_t *ms)
+{
+    if (jl_date_parse(x->s, x->n, kind, ms))
+        return rterr(v, "Unparseable date: \"%.60s\" (ParseException)", x->s);
+    return 0;
+}
+
+/* getDominantDateFormat(col) (every date in the column's most frequent
+ * format) and getTimestamp(col) (milliseconds since 1970 UTC) of a
+ * String[] column (map with margin=2); skipped values stay null. */
+static int date_column(Ev *v, const JVal *col, bool dominant, const char *nm, JVal *out)
+{
+    if (col->k != JV_ARR) {
+        char m[120];
+        snprintf(m, sizeof m, "%s needs a String[] (a column: map with margin=2), not a %s", nm, kind_name(col->k));
+        return rterr(v, "%s", m);
+    }
+    JVal *o = salloc(v->s, (size_t)(col->n ? col->n : 1) * sizeof *o);
+    if (!o) return oom(v);
+    int64_t counts[JL_NDATEFMT] = {0};
+    int kind;
+    for (int64_t i = 0; i < col->n; i++) {
+        o[i] = (JVal){.k = JV_NULL};
+        if (date_skip(&col->a[i])) continue;
+        if (date_kind(v, &col->a[i], nm, &kind)) return v->e->code;
+        counts[kind]++;
+    }
+    int dom = dominant ? jl_date_dominant(counts) : -1;
+    for (int64_t i = 0; i < col->n; i++) {
+        if (date_skip(&col->a[i])) continue;
+        int64_t ms, len;
+        char buf[96];
+        if (date_kind(v, &col->a[i], nm, &kind) || date_parse(v, &col->a[i], kind, &ms)) return v->e->code;
+        if (dominant) len = jl_date_format(ms, dom, buf, sizeof buf);
+        else len = snprintf(buf, sizeof buf, "%lld", (long long)ms);
+        if (newstr(v, buf, len, &o[i])) return v->e->code;
+    }
+    out->k = JV_ARR;
+    out->n = col->n;
+    out->a = o;
+    return 0;
+}
+
+/* addTimeToDate(s, amount, unit): s with the time added, in its format. */
+static int date_add(Ev *v, const JVal *a, const char *nm, JVal *out)
+{
+    int kind;
+    int64_t ms, r;
+    if (date_kind(v, &a[0], nm, &kind) || want_int(v, &a[1], nm) || want_str(v, &a[2], nm)) return v->e->code;
+    if (jl_date_parse(a[0].s, a[0].n, kind, &ms))
+        return rterr(v, "addTimeToDate: \"%.60s\" does not parse: the date must not be null (IllegalArgumentException)",
+                     a[0].s);
+    jl_date_add(ms, inum(&a[1]), a[2].s, &r);
+    char buf[96];
+    int64_t len = jl_date_format(r, kind, buf, sizeof buf);
+    return newstr(v, buf, len, out);
+}
+
 static int st_call(Ev *v, const Node *x, JVal *out)
 {
-    JVal a[2] = {{0}};
+    JVal a[3] = {{0}};
     for (int k = 0; k < x->n; k++)
         if (ev(v, x->kid[k], &a[k])) return v->e->code;
     const char *nm = "";
@@ -679,6 +757,8 @@ static int st_call(Ev *v, const Node *x, JVal *out)
         out->k = JV_DBL;
         out->d = jaccard(&a[0], &a[1]);
         return 0;
+    case S_DOMDATE: case S_TIMESTAMP: return date_column(v, &a[0], x->op == S_DOMDATE, nm, out);
+    case S_ADDTIME: return date_add(v, a, nm, out);
     case S_SPLITRECODE: {
         if (want_str(v, &a[0], nm)) return v->e->code;
         const char *p = NULL;

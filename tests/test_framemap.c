@@ -64,6 +64,71 @@ static void bad(const char *lambda, const char *in, const char *part)
     T_CHECK(!err || !strncmp(err, "map", 3), "%s: error does not name map: %s", lambda, err ? err : "");
 }
 
+/* map(col, lambda, margin=2) of a one-column frame of vals (NULL:
+ * missing) against want, its cells joined by '|' ("<null>" missing), or
+ * an error containing want when want starts with "!". */
+static void col_ok(const char *lambda, const char *const *vals, int n, const char *want)
+{
+    BrErr e = {0};
+    FB *f = fb_new(n, 1, NULL, &e);
+    for (int i = 0; f && i < n; i++)
+        if (vals[i]) fb_set_text(f, i, 0, vals[i], strlen(vals[i]), &e);
+    FB *r = f ? fm_map(f, lambda, 2, &e) : NULL;
+    char got[1024] = "", buf[64];
+    size_t o = 0;
+    for (int i = 0; r && i < n; i++) {
+        const char *t = fb_is_missing(r, i, 0) ? "<null>" : fb_cell_text(r, i, 0, buf);
+        o += (size_t)snprintf(got + o, sizeof got - o, "%s%s", i ? "|" : "", t ? t : "<null>");
+    }
+    if (want[0] == '!')
+        T_CHECK(!r && strstr(e.msg, want + 1), "%s: want an error with \"%s\", got %s", lambda, want + 1,
+                r ? got : e.msg);
+    else
+        T_CHECK(r && !strcmp(got, want), "%s on %s...: got \"%s\", want \"%s\"", lambda, vals[0] ? vals[0] : "null",
+                r ? got : e.msg, want);
+    fb_release(r);
+    fb_release(f);
+}
+
+/* SystemDS's UtilFunctions date helpers (builtins/jldate.c). The expected
+ * values are what the JDK computes (SimpleDateFormat lenient, Locale.US,
+ * UTC; Calendar.add; the dominant format as Stream.max over a HashMap of
+ * the counts): tests/data/DateRef.java. */
+static void test_dates(void)
+{
+    static const char *D = "x -> UtilFunctions.getDominantDateFormat(x)", *TS = "x -> UtilFunctions.getTimestamp(x)";
+    const char *a[] = {"03-06-2003", "04-07-2003", "05-08-2004", "06-06-2006 06:16", NULL, " ", "null", "0"};
+    col_ok(D, a, 8, "03-06-2003|04-07-2003|05-08-2004|06-06-2006|<null>|<null>|<null>|<null>");
+    /* ties: the last of the counting map's iteration order */
+    const char *t1[] = {"2003-06-03", "03/06/2003"}, *t2[] = {"03/06/2003", "2003-06-03"};
+    col_ok(D, t1, 2, "2003-06-03|2003-03-06");
+    col_ok(D, t2, 2, "2003-03-06|2003-06-03");
+    const char *t4[] = {"20030603", "3 Jun 2003", "2003/06/03 10:11", "03-06-2003 10:11:12"};
+    col_ok(D, t4, 4, "03 Jun 2003|03 Jun 2003|03 Jun 2003|03 Jun 2003");
+    /* lenient fields, month names, abutting digits, before 1970 */
+    const char *ts[] = {"31-02-2003", "2003-13-45 25:61:61", "7 September 2003 4:05", "2000/1/2",
+                        "1969-12-31 23:59:59", "04-07-2004 04:04:04", "20040805121518"};
+    col_ok(TS, ts, 7, "1046649600000|1076810521000|1062907500000|946771200000|-1000|1088913844000|1091708118000");
+    const char *u[] = {"2003-06-03", "June 3rd"}, *sept[] = {"7 sept 2003"};
+    col_ok(TS, u, 2, "!Unknown date format");
+    col_ok(TS, sept, 1, "!Unparseable date");
+    bad("x -> UtilFunctions.getTimestamp(x)", "2003-06-03", "String[]");
+    /* addTimeToDate: each unit; months and years keep the day or take the month's last */
+    static const char *AD[][3] = {
+        {"31-01-2004", "1, \"M\"", "29-02-2004"}, {"29 Feb 2004", "1, \"y\"", "28 Feb 2005"},
+        {"2003-12-31 23:59:59", "1, \"s\"", "2004-01-01 00:00:00"},
+        {"2003-12-31 23:59:59", "1500, \"ms\"", "2004-01-01 00:00:00"}, {"20031231", "-2, \"w\"", "20031217"},
+        {"12/31/2003 10:00", "-59, \"m\"", "12/31/2003 09:01"}, {"31 Mar 2003", "-13, \"M\"", "28 Feb 2002"},
+        {"31 march 2003", "1, \"d\"", "01 April 2003"}, {"200312312359", "1, \"m\"", "200401010000"},
+        {"03-06-2003 23:04:04", "3, \"H\"", "04-06-2003 02:04:04"}};
+    for (size_t k = 0; k < sizeof AD / sizeof AD[0]; k++) {
+        char l[160];
+        snprintf(l, sizeof l, "x -> UtilFunctions.addTimeToDate(x, %s)", AD[k][1]);
+        ok(l, AD[k][0], AD[k][2], FB_STRING);
+    }
+    bad("x -> UtilFunctions.addTimeToDate(x, 1, \"d\")", "yesterday", "Unknown date format");
+}
+
 static void test_strings(void)
 {
     ok("x -> x.toUpperCase()", "west", "WEST", FB_STRING);
@@ -501,6 +566,7 @@ static void test_frame_errors(void)
 int main(void)
 {
     test_strings();
+    test_dates();
     test_numbers();
     test_unicode_null();
     test_errors();
