@@ -35,7 +35,9 @@ const JlStatic jl_statics[] = {
     {"UtilFunctions.getWordErrorRate", S_WER, 2}, {"UtilFunctions.splitRecodeEntry", S_SPLITRECODE, 1},
     {"PorterStemmer.stem", S_PORTERSTEM, 1}, {"UtilFunctions.getAsciiAtIdx", S_ASCIIAT, 2},
     {"UtilFunctions.getDominantDateFormat", S_DOMDATE, 1}, {"UtilFunctions.getTimestamp", S_TIMESTAMP, 1},
-    {"UtilFunctions.addTimeToDate", S_ADDTIME, 3},
+    {"UtilFunctions.addTimeToDate", S_ADDTIME, 3}, {"UtilFunctions.toMillis", S_TOMILLIS, 1},
+    {"UtilFunctions.toMillis", S_TOMILLIS, 2}, {"UtilFunctions.dateFormat", S_DATEFMT, 2},
+    {"UtilFunctions.dateFormat", S_DATEFMT, 3}, {"UtilFunctions.isDateColumn", S_ISDATECOL, 1},
 };
 const int jl_nstatics = (int)(sizeof jl_statics / sizeof jl_statics[0]);
 
@@ -615,6 +617,9 @@ static Node *primary(P *p)
         Node **a;
         int na;
         if (args(p, &a, &na)) return NULL;
+        /* overloads: the entry of that name with na parameters */
+        for (int k = 0; k < jl_nstatics; k++)
+            if (!strcmp(jl_statics[k].name, full) && jl_statics[k].nargs == na) s = k;
         if (na != jl_statics[s].nargs) { perr(p, pos, "wrong number of arguments to %s()", jl_statics[s].name); return NULL; }
         if (!(x = node(p, N_STATIC, na, pos))) return NULL;
         x->op = (int)jl_statics[s].id;

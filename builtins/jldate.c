@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <strings.h>
+#include <time.h>
 
 /* SystemDS's formats in its source's order: the regex (Java syntax, the
  * HashMap's key) and the SimpleDateFormat pattern (its value). */
@@ -178,10 +179,34 @@ static Fields from_ms(int64_t t)
     return f;
 }
 
-/* ---- SimpleDateFormat for the formats' letters (y M d H m s) ---- */
+static int64_t from_ms_year(int64_t t) { return from_ms(t).y; }
 
-/* Length of the run of letter c at p. */
-static int run(const char *p) { int n = 1; while (p[n] == p[0]) n++; return n; }
+/* ---- SimpleDateFormat for the letters y M d H m s S ---- */
+
+/* Pattern token at p: a letter run (*c the letter, *w its count), or
+ * literal text (*c 0): one character, or a quoted run where '' is a
+ * quote, into lit (*ln bytes, at most 63). Returns the pattern after it. */
+static const char *token(const char *p, char *c, int *w, char lit[64], int *ln)
+{
+    *ln = 0;
+    if (isalpha((unsigned char)*p)) {
+        *c = *p;
+        *w = 1;
+        while (p[*w] == *p) (*w)++;
+        return p + *w;
+    }
+    *c = 0;
+    if (*p != '\'') { lit[(*ln)++] = *p; return p + 1; }
+    if (p[1] == '\'') { lit[(*ln)++] = '\''; return p + 2; }
+    for (p++; *p; p++) {
+        if (*p == '\'' && p[1] != '\'') return p + 1;
+        if (*p == '\'') p++;
+        if (*ln < 63) lit[(*ln)++] = *p;
+    }
+    return p;
+}
+
+static bool known_letter(char c) { return strchr("yMdHmsS", c) != NULL; }
 
 /* A month name (long or short, any case) at s: the longest that matches. */
 static int month_name(const char *s, int64_t n, int64_t *used)
@@ -197,21 +222,31 @@ static int month_name(const char *s, int64_t n, int64_t *used)
     return best;
 }
 
-int jl_date_parse(const char *s, int64_t n, int kind, int64_t *ms)
+/* A two-digit year as SimpleDateFormat reads "yy": the year within 80
+ * years before and 20 after now. */
+static int64_t two_digit_year(int64_t yy)
 {
-    const char *p = FMTS[kind].fmt;
+    int64_t now = from_ms_year((int64_t)time(NULL) * 1000);
+    int64_t start = now - 80, y = start - start % 100 + yy;
+    return y < start ? y + 100 : y;
+}
+
+int jl_date_parse(const char *s, int64_t n, const char *pat, int64_t *ms)
+{
     int64_t v[128] = {0};   /* by letter */
     v['y'] = 1970; v['M'] = 1; v['d'] = 1;
     int64_t i = 0;
+    const char *p = pat;
     while (*p) {
-        if (!isalpha((unsigned char)*p)) {
-            if (i >= n || s[i] != *p) return -1;
-            i++, p++;
+        char c, nc, lit[64], nlit[64];
+        int w, ln, nw, nln;
+        p = token(p, &c, &w, lit, &ln);
+        if (!c) {
+            if (i + ln > n || memcmp(s + i, lit, (size_t)ln)) return -1;
+            i += ln;
             continue;
         }
-        int w = run(p);
-        char c = *p;
-        p += w;
+        if (!known_letter(c)) return -2;
         if (c == 'M' && w >= 3) {
             int64_t used;
             int m = month_name(s + i, n - i, &used);
@@ -220,27 +255,35 @@ int jl_date_parse(const char *s, int64_t n, int kind, int64_t *ms)
             i += used;
             continue;
         }
-        bool abut = isalpha((unsigned char)*p) && !(*p == 'M' && run(p) >= 3);
+        /* a numeric field followed by another takes its width */
+        bool abut = *p && (token(p, &nc, &nw, nlit, &nln), nc) && !(nc == 'M' && nw >= 3);
         int64_t j = i, x = 0;
         while (j < n && isdigit((unsigned char)s[j]) && (!abut || j - i < w) && j - i < 18) x = x * 10 + (s[j++] - '0');
         if (j == i) return -1;
+        if (c == 'y' && w <= 2 && j - i == 2) x = two_digit_year(x);
         v[(unsigned char)c] = x;
         i = j;
     }
-    *ms = to_ms(v['y'], v['M'], v['d'], v['H'], v['m'], v['s']);
+    *ms = to_ms(v['y'], v['M'], v['d'], v['H'], v['m'], v['s']) + v['S'];
     return 0;
 }
 
-int64_t jl_date_format(int64_t ms, int kind, char *out, size_t cap)
+int64_t jl_date_format(int64_t ms, const char *pat, char *out, size_t cap)
 {
     Fields f = from_ms(ms);
-    const char *p = FMTS[kind].fmt;
+    const char *p = pat;
     size_t o = 0;
-    while (*p && o + 16 < cap) {
-        if (!isalpha((unsigned char)*p)) { out[o++] = *p++; continue; }
-        int w = run(p);
-        char c = *p;
-        p += w;
+    while (*p && o + 24 < cap) {
+        char c, lit[64];
+        int w, ln;
+        p = token(p, &c, &w, lit, &ln);
+        if (!c || !known_letter(c)) {
+            if (c) return -1;
+            if (o + (size_t)ln + 24 >= cap) break;
+            memcpy(out + o, lit, (size_t)ln);
+            o += (size_t)ln;
+            continue;
+        }
         if (c == 'M' && w >= 3) {
             const char *name = MONTHS[f.mo - 1];
             size_t L = w == 3 ? 3 : strlen(name);
@@ -248,8 +291,10 @@ int64_t jl_date_format(int64_t ms, int kind, char *out, size_t cap)
             o += L;
             continue;
         }
-        int64_t x = c == 'y' ? f.y : c == 'M' ? f.mo : c == 'd' ? f.d : c == 'H' ? f.h : c == 'm' ? f.mi : f.s;
-        o += (size_t)snprintf(out + o, cap - o, "%0*lld", w, (long long)x);
+        int64_t x = c == 'y' ? f.y : c == 'M' ? f.mo : c == 'd' ? f.d : c == 'H' ? f.h : c == 'm' ? f.mi
+                  : c == 's' ? f.s : f.ms;
+        if (c == 'y' && w == 2) x %= 100;
+        o += (size_t)snprintf(out + o, cap - o, "%0*lld", w > 18 ? 18 : w, (long long)x);
     }
     out[o] = 0;
     return (int64_t)o;

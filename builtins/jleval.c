@@ -667,11 +667,51 @@ static int date_kind(Ev *v, const JVal *x, const char *nm, int *kind)
     return 0;
 }
 
+/* x parsed with pattern pat (SimpleDateFormat's letters y M d H m s S). */
+static int date_parse_pat(Ev *v, const JVal *x, const char *pat, int64_t *ms)
+{
+    int r = jl_date_parse(x->s, x->n, pat, ms);
+    if (r == -2) return rterr(v, "date pattern \"%.60s\": braid reads only the letters y M d H m s S", pat);
+    if (r) return rterr(v, "Unparseable date: \"%.60s\" (ParseException)", x->s);
+    return 0;
+}
+
 static int date_parse(Ev *v, const JVal *x, int kind, int64_t *ms)
 {
-    if (jl_date_parse(x->s, x->n, kind, ms))
-        return rterr(v, "Unparseable date: \"%.60s\" (ParseException)", x->s);
-    return 0;
+    return date_parse_pat(v, x, jl_date_pattern(kind), ms);
+}
+
+/* ms in pattern pat as a new string. */
+static int date_print(Ev *v, int64_t ms, const char *pat, JVal *out)
+{
+    char buf[256];
+    int64_t len = jl_date_format(ms, pat, buf, sizeof buf);
+    if (len < 0) return rterr(v, "date pattern \"%.60s\": braid prints only the letters y M d H m s S", pat);
+    return newstr(v, buf, len, out);
+}
+
+/* toMillis(s[, pattern]) (a long) and dateFormat(s, [in,] out) or
+ * dateFormat(millis, out): s's format found by SystemDS's regexes when no
+ * pattern is given. */
+static int date_misc(Ev *v, Static op, const JVal *a, int na, const char *nm, JVal *out)
+{
+    int64_t ms;
+    int kind;
+    if (op == S_DATEFMT && na == 2 && (a[0].k == JV_INT || a[0].k == JV_CHAR)) {
+        if (want_str(v, &a[1], nm)) return v->e->code;
+        return date_print(v, inum(&a[0]), a[1].s, out);
+    }
+    for (int k = 0; k < na; k++)
+        if (want_str(v, &a[k], nm)) return v->e->code;
+    bool given = (op == S_TOMILLIS && na == 2) || (op == S_DATEFMT && na == 3);
+    if (!given && date_kind(v, &a[0], nm, &kind)) return v->e->code;
+    if (date_parse_pat(v, &a[0], given ? a[1].s : jl_date_pattern(kind), &ms)) return v->e->code;
+    if (op == S_TOMILLIS) {
+        out->k = JV_INT;
+        out->i = ms;
+        return 0;
+    }
+    return date_print(v, ms, a[na - 1].s, out);
 }
 
 /* getDominantDateFormat(col) (every date in the column's most frequent
@@ -697,12 +737,11 @@ static int date_column(Ev *v, const JVal *col, bool dominant, const char *nm, JV
     int dom = dominant ? jl_date_dominant(counts) : -1;
     for (int64_t i = 0; i < col->n; i++) {
         if (date_skip(&col->a[i])) continue;
-        int64_t ms, len;
-        char buf[96];
+        int64_t ms;
+        char buf[32];
         if (date_kind(v, &col->a[i], nm, &kind) || date_parse(v, &col->a[i], kind, &ms)) return v->e->code;
-        if (dominant) len = jl_date_format(ms, dom, buf, sizeof buf);
-        else len = snprintf(buf, sizeof buf, "%lld", (long long)ms);
-        if (newstr(v, buf, len, &o[i])) return v->e->code;
+        if (dominant && date_print(v, ms, jl_date_pattern(dom), &o[i])) return v->e->code;
+        if (!dominant && newstr(v, buf, snprintf(buf, sizeof buf, "%lld", (long long)ms), &o[i])) return v->e->code;
     }
     out->k = JV_ARR;
     out->n = col->n;
@@ -716,13 +755,11 @@ static int date_add(Ev *v, const JVal *a, const char *nm, JVal *out)
     int kind;
     int64_t ms, r;
     if (date_kind(v, &a[0], nm, &kind) || want_int(v, &a[1], nm) || want_str(v, &a[2], nm)) return v->e->code;
-    if (jl_date_parse(a[0].s, a[0].n, kind, &ms))
+    if (jl_date_parse(a[0].s, a[0].n, jl_date_pattern(kind), &ms))
         return rterr(v, "addTimeToDate: \"%.60s\" does not parse: the date must not be null (IllegalArgumentException)",
                      a[0].s);
     jl_date_add(ms, inum(&a[1]), a[2].s, &r);
-    char buf[96];
-    int64_t len = jl_date_format(r, kind, buf, sizeof buf);
-    return newstr(v, buf, len, out);
+    return date_print(v, r, jl_date_pattern(kind), out);
 }
 
 static int st_call(Ev *v, const Node *x, JVal *out)
@@ -759,6 +796,14 @@ static int st_call(Ev *v, const Node *x, JVal *out)
         return 0;
     case S_DOMDATE: case S_TIMESTAMP: return date_column(v, &a[0], x->op == S_DOMDATE, nm, out);
     case S_ADDTIME: return date_add(v, a, nm, out);
+    case S_TOMILLIS: case S_DATEFMT: return date_misc(v, (Static)x->op, a, x->n, nm, out);
+    case S_ISDATECOL: {
+        int kind;
+        if (want_str(v, &a[0], nm)) return v->e->code;
+        kind = jl_date_kind(a[0].s, a[0].n);
+        *out = mkstr(kind >= 0 ? "1" : "0", 1);
+        return 0;
+    }
     case S_SPLITRECODE: {
         if (want_str(v, &a[0], nm)) return v->e->code;
         const char *p = NULL;

@@ -98,7 +98,8 @@ typedef enum {
     S_PARSEINT, S_PARSELONG, S_PARSEDOUBLE, S_VALUEOF, S_PARSEBOOL, S_ABS, S_MIN, S_MAX, S_POW, S_SQRT,
     S_FLOOR, S_CEIL, S_ROUND, S_LOG, S_LOG10, S_EXP, S_SIGNUM, S_SIN, S_COS, S_TAN, S_ISDIGIT, S_ISLETTER,
     S_ISLETTERORDIGIT, S_ISWHITESPACE, S_ISUPPER, S_ISLOWER, S_CTOUPPER, S_CTOLOWER, S_JACCARD, S_WER,
-    S_SPLITRECODE, S_PORTERSTEM, S_ASCIIAT, S_DOMDATE, S_TIMESTAMP, S_ADDTIME
+    S_SPLITRECODE, S_PORTERSTEM, S_ASCIIAT, S_DOMDATE, S_TIMESTAMP, S_ADDTIME, S_TOMILLIS, S_DATEFMT,
+    S_ISDATECOL
 } Static;
 
 typedef struct JlMethod { const char *name; int min, max; } JlMethod;
@@ -148,17 +149,19 @@ void jl_re_free(JRe *r);
  * bytes, NUL-terminated); returns the stem's length (jlstem.c) */
 size_t jl_porter_stem(const char *s, size_t n, char *out);
 
-/* SystemDS's date formats (jldate.c): the format of s[0..n) (-1: none);
- * the dominant of a column's counts per format; parsing (0, or -1 when s
- * does not parse) and formatting (into out, at least 64 bytes; returns
- * the length) milliseconds since 1970 UTC; addTimeToDate's units ("ms",
- * "m", "H", "d", "w", "M", "y", else seconds). */
+/* SystemDS's date formats (jldate.c): the format of s[0..n) (-1: none),
+ * its SimpleDateFormat pattern; the dominant of a column's counts per
+ * format; parsing with a pattern (0, or -1 when s does not parse) and
+ * formatting (into out, at least 64 bytes; returns the length)
+ * milliseconds since 1970 UTC, the pattern letters y M d H m s S;
+ * addTimeToDate's units ("ms", "m", "H", "d", "w", "M", "y", else
+ * seconds). */
 #define JL_NDATEFMT 23
 int jl_date_kind(const char *s, int64_t n);
 int jl_date_dominant(const int64_t *counts);
 const char *jl_date_pattern(int kind);
-int jl_date_parse(const char *s, int64_t n, int kind, int64_t *ms);
-int64_t jl_date_format(int64_t ms, int kind, char *out, size_t cap);
+int jl_date_parse(const char *s, int64_t n, const char *pattern, int64_t *ms);   /* -2: a pattern letter braid lacks */
+int64_t jl_date_format(int64_t ms, const char *pattern, char *out, size_t cap);   /* -1: likewise */
 int jl_date_add(int64_t ms, int64_t amount, const char *unit, int64_t *res_ms);
 
 #endif

@@ -127,6 +127,18 @@ static void test_dates(void)
         ok(l, AD[k][0], AD[k][2], FB_STRING);
     }
     bad("x -> UtilFunctions.addTimeToDate(x, 1, \"d\")", "yesterday", "Unknown date format");
+    /* toMillis, dateFormat (SimpleDateFormat patterns, quotes), isDateColumn */
+    ok("x -> UtilFunctions.toMillis(x)", "0/0/2000", "943920000000", FB_INT64);
+    ok("x -> UtilFunctions.dateFormat(x, \"yyyy-MM-dd'T'HH:mm:ss.SSS 'x''y'\")", "0/0/2000",
+       "1999-11-30T00:00:00.000 x'y", FB_STRING);
+    ok("x -> UtilFunctions.dateFormat(x, \"MM/dd/yyyy\", \"dd MMMM yy\")", "9/9/2009", "09 September 09", FB_STRING);
+    ok("x -> UtilFunctions.toMillis(x, \"yyyy-mm-dd\")", "2009-3-3", "1230940980000", FB_INT64);
+    ok("x -> UtilFunctions.dateFormat(Long.parseLong(x), \"yyyy/MM/dd HH:mm:ss.SSS\")", "1046649600123",
+       "2003/03/03 00:00:00.123", FB_STRING);
+    ok("x -> UtilFunctions.isDateColumn(x)", "9/9/2009", "1", FB_STRING);
+    ok("x -> UtilFunctions.isDateColumn(x)", "9/9/20090", "0", FB_STRING);
+    bad("x -> UtilFunctions.toMillis(x, \"EEE yyyy\")", "Mon 2003", "letters");
+    bad("x -> UtilFunctions.toMillis(x, 1, 2)", "2003", "wrong number of arguments");
 }
 
 static void test_strings(void)

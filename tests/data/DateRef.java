@@ -2,7 +2,9 @@
 // HashMap, SimpleDateFormat (lenient, Locale.US, UTC) and Calendar.add, used
 // the way SystemDS's UtilFunctions describes (its format table, the dominant
 // format as Stream.max over a HashMap of counts with a comparator that never
-// answers 0). Prints one line per query: input TAB result.
+// answers 0). Prints one line per query: input TAB result. Queries (tab
+// separated, one per line): dom DATES..., ts DATE, add DATE N UNIT, millis
+// DATE [PATTERN], format DATE [IN] OUT, formatms MILLIS PATTERN.
 import java.text.SimpleDateFormat;
 import java.util.*;
 
@@ -64,6 +66,9 @@ public class DateRef {
             String r;
             if (q[0].equals("dom")) r = dominant(Arrays.copyOfRange(q, 1, q.length));
             else if (q[0].equals("ts")) r = String.valueOf(sdf(fmt(q[1])).parse(q[1]).getTime());
+            else if (q[0].equals("millis")) r = String.valueOf(sdf(q.length > 2 ? q[2] : fmt(q[1])).parse(q[1]).getTime());
+            else if (q[0].equals("format")) r = sdf(q[3]).format(sdf(q[2].isEmpty() ? fmt(q[1]) : q[2]).parse(q[1]));
+            else if (q[0].equals("formatms")) r = sdf(q[2]).format(new Date(Long.parseLong(q[1])));
             else r = add(q[1], Integer.parseInt(q[2]), q[3]);
             System.out.println(String.join("\t", q) + "\t=> " + r);
         }
