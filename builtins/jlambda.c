@@ -38,6 +38,7 @@ const JlStatic jl_statics[] = {
     {"UtilFunctions.addTimeToDate", S_ADDTIME, 3}, {"UtilFunctions.toMillis", S_TOMILLIS, 1},
     {"UtilFunctions.toMillis", S_TOMILLIS, 2}, {"UtilFunctions.dateFormat", S_DATEFMT, 2},
     {"UtilFunctions.dateFormat", S_DATEFMT, 3}, {"UtilFunctions.isDateColumn", S_ISDATECOL, 1},
+    {"UtilFunctions.columnStringToCSVString", S_COLCSV, 2},
 };
 const int jl_nstatics = (int)(sizeof jl_statics / sizeof jl_statics[0]);
 

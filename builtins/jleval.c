@@ -762,6 +762,102 @@ static int date_add(Ev *v, const JVal *a, const char *nm, JVal *out)
     return date_print(v, r, jl_date_pattern(kind), out);
 }
 
+/* Java's split pieces of t[0..n) at the matches [ms[k], me[k]) (k < nm):
+ * trailing empty pieces dropped; no match leaves t whole. Pieces into
+ * ps/pl (room for nm + 1); returns their count. */
+static int64_t java_pieces(const char *t, int64_t n, const int64_t *ms, const int64_t *me, int64_t nm,
+                           const char **ps, int64_t *pl)
+{
+    int64_t np = 0, at = 0;
+    for (int64_t k = 0; k < nm; k++) { ps[np] = t + at; pl[np++] = ms[k] - at; at = me[k]; }
+    ps[np] = t + at;
+    pl[np++] = n - at;
+    if (nm == 0) return 1;
+    while (np > 0 && pl[np - 1] == 0) np--;
+    return np;
+}
+
+/* UtilFunctions.columnStringToCSVString(input, sep) (Sherlock's data
+ * preparation): a printed list's items joined by sep. The first "\"["
+ * and the last "]\"" are dropped; quoted items (the text has a ') are
+ * split at '<spaces>,<spaces>' after ", None," became ", 'None',", the
+ * first item losing its first ' and the last its last character; other
+ * text is split at commas. */
+static int col_csv(Ev *v, const JVal *in, const JVal *sep, const char *nm, JVal *out)
+{
+    if (want_str(v, in, nm) || want_str(v, sep, nm)) return v->e->code;
+    int64_t n = in->n, cap = 2 * n + 16;
+    char *t = salloc(v->s, (size_t)cap);
+    int64_t *ms = salloc(v->s, (size_t)(n + 2) * sizeof *ms), *me = salloc(v->s, (size_t)(n + 2) * sizeof *me);
+    const char **ps = salloc(v->s, (size_t)(n + 3) * sizeof *ps);
+    int64_t *pl = salloc(v->s, (size_t)(n + 3) * sizeof *pl);
+    if (!t || !ms || !me || !ps || !pl) return oom(v);
+    memcpy(t, in->s, (size_t)n);
+    t[n] = 0;
+    char *q = strstr(t, "\"[");
+    if (q) { memmove(q, q + 2, (size_t)(t + n - q - 1)); n -= 2; }
+    q = NULL;
+    for (char *r = strstr(t, "]\""); r; r = strstr(r + 1, "]\"")) q = r;
+    if (q) { memmove(q, q + 2, (size_t)(t + n - q - 1)); n -= 2; }
+    int64_t nm2 = 0, np;
+    if (memchr(t, '\'', (size_t)n)) {
+        char *u = salloc(v->s, (size_t)cap);   /* ", None," -> ", 'None'," left to right */
+        if (!u) return oom(v);
+        int64_t o = 0;
+        for (int64_t i = 0; i < n;) {
+            if (i + 7 <= n && !memcmp(t + i, ", None,", 7)) { memcpy(u + o, ", 'None',", 9); o += 9; i += 7; }
+            else u[o++] = t[i++];
+        }
+        t = u;
+        n = o;
+        for (int64_t i = 0; i < n; i++) {   /* '[ ]*,[ ]*' */
+            if (t[i] != '\'') continue;
+            int64_t j = i + 1;
+            while (j < n && t[j] == ' ') j++;
+            if (j >= n || t[j] != ',') continue;
+            j++;
+            while (j < n && t[j] == ' ') j++;
+            if (j >= n || t[j] != '\'') continue;
+            ms[nm2] = i;
+            me[nm2++] = j + 1;
+            i = j;
+        }
+        np = java_pieces(t, n, ms, me, nm2, ps, pl);
+        if (np == 0 || (np == 1 && pl[0] == 0 && nm2 > 0))
+            return rterr(v, "%s: no items (ArrayIndexOutOfBoundsException)", nm);
+        const char *a = memchr(ps[0], '\'', (size_t)pl[0]);   /* replaceFirst("'", "") */
+        if (a) {
+            char *c = salloc(v->s, (size_t)pl[0] + 1);
+            if (!c) return oom(v);
+            int64_t k = a - ps[0];
+            memcpy(c, ps[0], (size_t)k);
+            memcpy(c + k, a + 1, (size_t)(pl[0] - k - 1));
+            ps[0] = c;
+            pl[0]--;
+        }
+        if (pl[np - 1] == 0) return rterr(v, "%s: an empty last item (StringIndexOutOfBoundsException)", nm);
+        pl[np - 1]--;
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            if (t[i] == ',') { ms[nm2] = i; me[nm2++] = i + 1; }
+        np = java_pieces(t, n, ms, me, nm2, ps, pl);
+    }
+    if (np == 0) return rterr(v, "%s: no items (StringIndexOutOfBoundsException)", nm);
+    int64_t len = (np - 1) * sep->n;
+    for (int64_t k = 0; k < np; k++) len += pl[k];
+    char *d = salloc(v->s, (size_t)len + 1);
+    if (!d) return oom(v);
+    int64_t o = 0;
+    for (int64_t k = 0; k < np; k++) {
+        if (k) { memcpy(d + o, sep->s, (size_t)sep->n); o += sep->n; }
+        memcpy(d + o, ps[k], (size_t)pl[k]);
+        o += pl[k];
+    }
+    d[o] = 0;
+    *out = mkstr(d, o);
+    return 0;
+}
+
 static int st_call(Ev *v, const Node *x, JVal *out)
 {
     JVal a[3] = {{0}};
@@ -796,6 +892,7 @@ static int st_call(Ev *v, const Node *x, JVal *out)
         return 0;
     case S_DOMDATE: case S_TIMESTAMP: return date_column(v, &a[0], x->op == S_DOMDATE, nm, out);
     case S_ADDTIME: return date_add(v, a, nm, out);
+    case S_COLCSV: return col_csv(v, &a[0], &a[1], nm, out);
     case S_TOMILLIS: case S_DATEFMT: return date_misc(v, (Static)x->op, a, x->n, nm, out);
     case S_ISDATECOL: {
         int kind;

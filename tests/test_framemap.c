@@ -139,6 +139,14 @@ static void test_dates(void)
     ok("x -> UtilFunctions.isDateColumn(x)", "9/9/20090", "0", FB_STRING);
     bad("x -> UtilFunctions.toMillis(x, \"EEE yyyy\")", "Mon 2003", "letters");
     bad("x -> UtilFunctions.toMillis(x, 1, 2)", "2003", "wrong number of arguments");
+    /* columnStringToCSVString: printed lists' items (checked against
+     * SystemDS's method on the JDK) */
+    static const char *CS[][2] = {
+        {"'Global', 'United States', 'Australia'", "Global;United States;Australia"},
+        {"\"['a' ,  'b', None, 'c']\"", "a;b;None;c"}, {"1,2,,3,,", "1;2;;3"}, {"\"[1.5, 2]\"", "1.5; 2"},
+        {"'x'", "x"}, {"abc", "abc"}, {"'a', None, None, 'b'", "a;None', None, 'b"}, {"[\"['q','r']\"]", "[q;r'"}};
+    for (size_t k = 0; k < sizeof CS / sizeof CS[0]; k++)
+        ok("x -> UtilFunctions.columnStringToCSVString(x, \";\")", CS[k][0], CS[k][1], FB_STRING);
 }
 
 static void test_strings(void)
