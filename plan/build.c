@@ -129,7 +129,7 @@ typedef struct BCtx {
     const Func *pfunc;
     Hop **pargs;
     int npargs;
-    int cond_depth;      /* nesting of if/else branches being built */
+    int cond_depth;      /* nesting of if/else branches and loop bodies being built */
 } BCtx;
 
 static void err(BCtx *c, Span sp, const char *fmt, const char *a, const char *b)
@@ -206,17 +206,18 @@ static Hop *unary(BCtx *c, OpCode op, Hop *a, Span sp) { return hop_unary(c->dag
 static bool knownm(const Hop *h) { return h->dt == DT_MATRIX && h->rows >= 0 && h->cols >= 0; }
 
 /* A dimension mismatch of operands with known sizes. At the top level a
- * compile error; inside an if/else branch (which SystemDS's
- * inter-procedural analysis may prove dead and remove before it checks
- * sizes) the operator becomes stop(msg), kept as a side effect, so the
- * error is raised only when the branch runs. Returns the HOP to use. */
+ * compile error; inside an if/else branch or a loop body (SystemDS
+ * validates those as conditional blocks, where a mismatch is a warning,
+ * and its inter-procedural analysis may prove a branch dead) the operator
+ * becomes stop(msg), kept as a side effect, so the error is raised only
+ * when the statement runs. Returns the HOP to use. */
 static Hop *dim_error(BCtx *c, Span sp, const char *msg, Hop *h)
 {
     if (c->cond_depth == 0) {
         err(c, sp, "%s%s", msg, "");
         return h;
     }
-    diag_warning(c->diag, sp, "%s (an error if this branch runs)", msg);
+    diag_warning(c->diag, sp, "%s (an error if the statement runs)", msg);
     Hop *s = hop_new(c->dag, H_BUILTIN, sp, 1);
     s->bi = BI_STOP;
     s->in[0] = lit(c, val_string(msg), sp);
@@ -1511,6 +1512,16 @@ static void pbl_clear(const RtProgram *p, PBList *l)
  * Otherwise the sizes of the assigned variables are forgotten and the loop
  * is built again (its DAGs are then recompiled at run time). Returns false
  * for a while loop whose predicate is constant FALSE. */
+/* A loop's body: conditional as an if/else branch (SystemDS validates
+ * for, parfor and while bodies as conditional blocks: a known dimension
+ * mismatch there is a warning and fails only when the statement runs). */
+static void build_body(BCtx *c, Block *body, PBList *out)
+{
+    c->cond_depth++;
+    build_list(c, body, out);
+    c->cond_depth--;
+}
+
 static bool build_loop(BCtx *c, Stmt *s, PBlock *b, Block *body, Expr *pred)
 {
     NameSet as = {0}, ix = {0};
@@ -1534,7 +1545,7 @@ static bool build_loop(BCtx *c, Stmt *s, PBlock *b, Block *body, Expr *pred)
             b->code = plan_compile(c->prog, b->dag, CG_PRED, PC_ALL, plan_rw(c->prog));
             run = rw_const_pred(b->dag) != 0;
         }
-        if (run) build_list(c, body, &b->body);
+        if (run) build_body(c, body, &b->body);
         c->spec_depth--;
         done = diag_nerrors(c->diag) == 0 && same_dims(&entry, &c->vars, &as);
         /* a kept build's warnings are the loop's (x = f() of a function
@@ -1568,7 +1579,7 @@ static bool build_loop(BCtx *c, Stmt *s, PBlock *b, Block *body, Expr *pred)
             b->code = plan_compile(c->prog, b->dag, CG_PRED, PC_ALL, plan_rw(c->prog));
             run = !(c->prog->optlevel > 0 && rw_const_pred(b->dag) == 0);
         }
-        if (run) build_list(c, body, &b->body);
+        if (run) build_body(c, body, &b->body);
     }
     /* after the loop: what holds on entry (zero iterations) and after the
      * body; a literal assigned in the body is not a constant afterwards */
