@@ -726,20 +726,21 @@ static int date_column(Ev *v, const JVal *col, bool dominant, const char *nm, JV
     }
     JVal *o = salloc(v->s, (size_t)(col->n ? col->n : 1) * sizeof *o);
     if (!o) return oom(v);
+    int *kinds = salloc(v->s, (size_t)(col->n ? col->n : 1) * sizeof *kinds);   /* each value's format, found once */
+    if (!kinds) return oom(v);
     int64_t counts[JL_NDATEFMT] = {0};
-    int kind;
     for (int64_t i = 0; i < col->n; i++) {
         o[i] = (JVal){.k = JV_NULL};
         if (date_skip(&col->a[i])) continue;
-        if (date_kind(v, &col->a[i], nm, &kind)) return v->e->code;
-        counts[kind]++;
+        if (date_kind(v, &col->a[i], nm, &kinds[i])) return v->e->code;
+        counts[kinds[i]]++;
     }
     int dom = dominant ? jl_date_dominant(counts) : -1;
     for (int64_t i = 0; i < col->n; i++) {
         if (date_skip(&col->a[i])) continue;
         int64_t ms;
         char buf[32];
-        if (date_kind(v, &col->a[i], nm, &kind) || date_parse(v, &col->a[i], kind, &ms)) return v->e->code;
+        if (date_parse(v, &col->a[i], kinds[i], &ms)) return v->e->code;
         if (dominant && date_print(v, ms, jl_date_pattern(dom), &o[i])) return v->e->code;
         if (!dominant && newstr(v, buf, snprintf(buf, sizeof buf, "%lld", (long long)ms), &o[i])) return v->e->code;
     }
