@@ -1,12 +1,20 @@
 /* gen.c: data generation: seq(), rand(), sample(). rand and sample draw
- * from a counter-based generator (SplitMix64's finalizer applied to
- * (key, position, stream)), so results depend on the seed only, never on
- * the thread count or on how rows are split among threads. */
+ * SystemDS's numbers for a seed (LibMatrixDatagen's algorithm step for
+ * step, over the generators of base/jrng.h): a rand matrix is cut into
+ * blocks of sysds.defaultblocksize (1000) squared, a WELL1024a stream
+ * seeded from java.util.Random(seed) gives each block its seed in
+ * row-major block order, and each block draws its cells in row-major
+ * order from its own generators. Blocks are independent, so row blocks
+ * run in parallel and results never depend on the thread count. */
 #include "gen.h"
 
+#include "../base/jrng.h"
+
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 
 /* ---------------------------------------------------------------- seq */
@@ -48,30 +56,13 @@ MB *k_seq(double from, double to, double incr, BrErr *e)
     return mb_finish(c, e);
 }
 
-/* ------------------------------------------------- counter-based RNG */
+/* ------------------------------------------------------------- seeds */
 
 static inline uint64_t mix64(uint64_t z)
 {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
-}
-
-/* Random word number s at position pos of the stream keyed by key. */
-static inline uint64_t rnd64(uint64_t key, uint64_t pos, uint64_t s)
-{
-    return mix64(mix64(key + pos * 0x9e3779b97f4a7c15ULL) +
-                 (s + 1) * 0xd1b54a32d192ed03ULL);
-}
-
-/* Uniform in [0, 1) and in (0, 1]. */
-static inline double u01(uint64_t x) { return (double)(x >> 11) * 0x1.0p-53; }
-static inline double u01_open(uint64_t x) { return (double)((x >> 11) + 1) * 0x1.0p-53; }
-
-/* Uniform integer in [0, m). */
-static inline uint64_t below(uint64_t x, uint64_t m)
-{
-    return (uint64_t)(((unsigned __int128)x * m) >> 64);
 }
 
 int64_t k_fresh_seed(void)
@@ -85,91 +76,285 @@ int64_t k_fresh_seed(void)
     return (int64_t)(s & (uint64_t)INT64_MAX);   /* never -1 */
 }
 
-static uint64_t seed_key(int64_t seed)
-{
-    if (seed == -1) seed = k_fresh_seed();
-    return mix64((uint64_t)seed ^ 0x5851f42d4c957f2dULL);
-}
-
-/* --------------------------------------------------------------- rand */
+/* ------------------------------------------------ value generators */
 
 typedef enum { PDF_UNIFORM, PDF_NORMAL, PDF_POISSON } Pdf;
 
+/* The generator of one block's cell values: SystemDS's
+ * UniformPRNGenerator (java.util.Random), NormalPRNGenerator (Box-Muller
+ * pairs over java.util.Random, the pair drawn at seeding) or
+ * PoissonPRNGenerator (Commons Math's PoissonDistribution over WELL1024a). */
 typedef struct {
     Pdf pdf;
-    double min, range, lambda;
-    uint64_t vkey;      /* key of the value streams (one per cell) */
-    uint64_t skey;      /* key of the selection streams */
-    double p, logq;     /* sparsity and log(1 - p) */
-    int64_t cols;
-} RandSpec;
+    double lambda;
+    JRand jr;
+    Well w;
+    double n1, n2;
+    bool second;
+} ValGen;
 
-/* Poisson(lam) count from the streams at pos: multiplication of uniforms
- * for small lam, Hormann's transformed rejection with squeeze (PTRS)
- * otherwise. */
-static double poisson(uint64_t key, uint64_t pos, double lam)
+static void normal_pair(ValGen *g)
 {
-    uint64_t s = 0;
-    if (lam <= 0) return 0;
-    if (lam < 30) {
-        double lim = exp(-lam), prod = u01(rnd64(key, pos, s++));
-        int64_t k = 0;
-        while (prod > lim) { k++; prod *= u01(rnd64(key, pos, s++)); }
-        return (double)k;
-    }
-    double slam = sqrt(lam), loglam = log(lam);
-    double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
-    double invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
-    for (;;) {
-        double U = u01(rnd64(key, pos, s++)) - 0.5;
-        double V = u01_open(rnd64(key, pos, s++));
-        double us = 0.5 - fabs(U);
-        double k = floor((2 * a / us + b) * U + lam + 0.43);
-        if (us >= 0.07 && V <= vr) return k;
-        if (k < 0 || (us < 0.013 && V > us)) continue;
-        if (log(V) + log(invalpha) - log(a / (us * us) + b) <=
-            -lam + k * loglam - lgamma(k + 1))
-            return k;
+    double u1 = jr_double(&g->jr), u2 = jr_double(&g->jr);
+    double v1 = sqrt(-2 * log(u1)), v2 = 2 * M_PI * u2;
+    g->n1 = v1 * cos(v2);
+    g->n2 = v1 * sin(v2);
+}
+
+static void vg_seed(ValGen *g, int64_t seed)
+{
+    if (g->pdf == PDF_POISSON) { well_seed_long(&g->w, seed); return; }
+    jr_seed(&g->jr, seed);
+    if (g->pdf == PDF_NORMAL) { normal_pair(g); g->second = false; }
+}
+
+/* Commons Math's ExponentialDistribution(1).sample(): Ahrens and
+ * Dieter's algorithm SA with the table q_i = sum_{k<=i} ln2^k / k!. */
+static double exp_sa_q[32];
+static int exp_sa_n;
+static pthread_once_t exp_sa_once = PTHREAD_ONCE_INIT;
+
+static void exp_sa_init(void)
+{
+    double qi = 0, fact = 1;
+    for (int i = 1; qi < 1 && exp_sa_n < 32; i++) {
+        fact *= i;
+        qi += pow(M_LN2, i) / fact;
+        exp_sa_q[exp_sa_n++] = qi;
     }
 }
 
-/* Value of the selected cell at linear position pos. */
-static inline double cell_value(const RandSpec *r, uint64_t pos)
+static double exp_sample(Well *w)
 {
-    switch (r->pdf) {
-    case PDF_UNIFORM:
-        return r->range == 0 ? r->min : r->min + r->range * u01(rnd64(r->vkey, pos, 0));
-    case PDF_NORMAL: {
-        double u1 = u01_open(rnd64(r->vkey, pos, 0)), u2 = u01(rnd64(r->vkey, pos, 1));
-        return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+    double a = 0, u = well_double(w);
+    while (u < 0.5) { a += exp_sa_q[0]; u *= 2; }
+    u += u - 1;
+    if (u <= exp_sa_q[0]) return a + u;
+    int i = 0;
+    double umin = well_double(w);
+    do {
+        i++;
+        double u2 = well_double(w);
+        if (u2 < umin) umin = u2;
+    } while (i < exp_sa_n - 1 && u > exp_sa_q[i]);
+    return a + umin * exp_sa_q[0];
+}
+
+/* CombinatoricsUtils.factorialLog: log of the exact factorial below 21,
+ * a sum of logs above. */
+static double factorial_log(int64_t n)
+{
+    if (n < 21) {
+        double f = 1;
+        for (int64_t i = 2; i <= n; i++) f *= (double)i;
+        return log(f);
     }
-    case PDF_POISSON:
-        return poisson(r->vkey, pos, r->lambda);
+    double s = 0;
+    for (int64_t i = 2; i <= n; i++) s += log((double)i);
+    return s;
+}
+
+/* PoissonDistribution.nextPoisson: products of uniforms below a mean of
+ * 40; above, the rejection method of Devroye's book (chapter X.3) with the
+ * integer and fractional parts of the mean drawn apart. */
+static int64_t next_poisson(Well *w, double mean)
+{
+    if (mean < 40) {
+        double p = exp(-mean), r = 1;
+        int64_t n = 0;
+        while (n < 1000 * mean) {
+            r *= well_double(w);
+            if (r >= p) n++;
+            else return n;
+        }
+        return n;
+    }
+    double lambda = floor(mean), frac = mean - lambda;
+    double loglam = log(lambda), loglamfact = factorial_log((int64_t)lambda);
+    int64_t y2 = frac < 4.9e-324 ? 0 : next_poisson(w, frac);
+    double delta = sqrt(lambda * log(32 * lambda / M_PI + 1)), hd = delta / 2;
+    double twolpd = 2 * lambda + delta;
+    double a1 = sqrt(M_PI * twolpd) * exp(1 / (8 * lambda));
+    double a2 = (twolpd / delta) * exp(-delta * (1 + delta) / twolpd);
+    double asum = a1 + a2 + 1, p1 = a1 / asum, p2 = a2 / asum, c1 = 1 / (8 * lambda);
+    double x, y, v;
+    for (;;) {
+        double u = well_double(w);
+        if (u <= p1) {
+            double n = well_gaussian(w);
+            x = n * sqrt(lambda + hd) - 0.5;
+            if (x > delta || x < -lambda) continue;
+            y = x < 0 ? floor(x) : ceil(x);
+            v = -exp_sample(w) - n * n / 2 + c1;
+        } else if (u > p1 + p2) {
+            y = lambda;
+            break;
+        } else {
+            x = delta + (twolpd / delta) * exp_sample(w);
+            y = ceil(x);
+            v = -exp_sample(w) - delta * (x + 1) / twolpd;
+        }
+        int a = x < 0;
+        double t = y * (y + 1) / (2 * lambda);
+        if (v < -t && a == 0) { y = lambda + y; break; }
+        double qr = t * ((2 * y + 1) / (6 * lambda) - 1);
+        double qa = qr - t * t / (3 * (lambda + a * (y + 1)));
+        if (v < qa) { y = lambda + y; break; }
+        if (v > qr) continue;
+        if (v < y * loglam - factorial_log((int64_t)(y + lambda)) + loglamfact) {
+            y = lambda + y;
+            break;
+        }
+    }
+    return y2 + (int64_t)y;
+}
+
+static double vg_next(ValGen *g)
+{
+    switch (g->pdf) {
+    case PDF_UNIFORM:
+        return jr_double(&g->jr);
+    case PDF_NORMAL:
+        if (!g->second) { g->second = true; return g->n1; }
+        double d = g->n2;
+        normal_pair(g);
+        g->second = false;
+        return d;
+    case PDF_POISSON: {
+        int64_t k = next_poisson(&g->w, g->lambda);
+        return (double)(k < INT32_MAX ? k : INT32_MAX);   /* sample()'s int */
+    }
     }
     return 0;
 }
 
-/* Next selected column >= j of row i in a sparse draw: geometric gaps from
- * the row's selection stream (draw number *t). Returns >= cols at the end. */
-static inline int64_t next_sel(const RandSpec *r, int64_t i, uint64_t *t, int64_t j)
+/* ---------------------------------------------------------------- rand */
+
+typedef struct {
+    Pdf pdf;
+    double min, range, lambda, sparsity;
+    int64_t rows, cols, blen, ncb;
+    const int64_t *seeds;     /* per block, row-major */
+} RandSpec;
+
+/* Where a row block's cells go: the dense output, or (sparse output) the
+ * strip's non-zeros as (row, column, value) in draw order. */
+typedef struct {
+    double *d;
+    int32_t *ri, *ci;
+    double *v;
+    int64_t n, cap;
+    bool oom;
+} Sink;
+
+static void sink_put(Sink *s, const RandSpec *r, int64_t i, int64_t j, double x)
 {
-    double gap = floor(log(u01_open(rnd64(r->skey, (uint64_t)i, (*t)++))) / r->logq);
-    if (!(gap < (double)r->cols)) return r->cols;
-    return j + (int64_t)gap;
+    if (s->d) { s->d[i * r->cols + j] = x; return; }
+    if (x == 0 || s->oom) return;
+    if (s->n == s->cap) {
+        int64_t cap = s->cap ? 2 * s->cap : 1024;
+        int32_t *ri = realloc(s->ri, (size_t)cap * sizeof *ri);
+        if (ri) s->ri = ri;
+        int32_t *ci = realloc(s->ci, (size_t)cap * sizeof *ci);
+        if (ci) s->ci = ci;
+        double *v = realloc(s->v, (size_t)cap * sizeof *v);
+        if (v) s->v = v;
+        if (!ri || !ci || !v) { s->oom = true; return; }
+        s->cap = cap;
+    }
+    s->ri[s->n] = (int32_t)(i % r->blen);
+    s->ci[s->n] = (int32_t)j;
+    s->v[s->n++] = x;
 }
 
-/* Non-zeros of row i of a sparse draw; with ci/v, also writes them. */
-static int64_t sparse_row(const RandSpec *r, int64_t i, int32_t *ci, double *v)
+/* MatrixBlock.evalSparseFormatInMemory for a block: sparsity under 0.4,
+ * more than one column, and SystemDS's estimate of the sparse (MCSR) size
+ * under the dense one. It decides how the block draws its cells. */
+static bool sds_sparse_block(int64_t rows, int64_t cols, int64_t nnz)
 {
-    uint64_t t = 0;
-    int64_t n = 0;
-    for (int64_t j = next_sel(r, i, &t, 0); j < r->cols; j = next_sel(r, i, &t, j + 1)) {
-        double x = cell_value(r, (uint64_t)(i * r->cols + j));
-        if (x == 0) continue;
-        if (ci) { ci[n] = (int32_t)j; v[n] = x; }
-        n++;
+    double sp = (double)nnz / (double)rows / (double)cols;
+    if (!(sp < MB_SPARSITY_TURN_POINT) || cols <= 1) return false;
+    double dense = 96 + 8.0 * (double)rows * (double)cols;
+    if (sp == 0) return 0 < dense;
+    double n = ceil(sp * (double)rows * (double)cols), rlen = fmin((double)rows, n);
+    double cnnz = fmax(4, n / rlen);
+    double sparse = 48 + 8.0 * (double)rows + rlen * (88 + 12 * fmax(1, cnnz));
+    return floor(sparse) < floor(dense);
+}
+
+/* One block (rbi, cbj): LibMatrixDatagen.genRandomNumbers's body. */
+static void rand_block(const RandSpec *r, ValGen *g, int64_t rbi, int64_t cbj, Sink *s)
+{
+    int64_t r0 = rbi * r->blen, c0 = cbj * r->blen;
+    int64_t br = r->rows - r0 < r->blen ? r->rows - r0 : r->blen;
+    int64_t bc = r->cols - c0 < r->blen ? r->cols - c0 : r->blen;
+    vg_seed(g, r->seeds[rbi * r->ncb + cbj]);
+    /* the cell selection draws from its own stream, seeded by the value
+     * stream's first draw */
+    JRand sel;
+    jr_seed(&sel, java_d2l(vg_next(g) * (double)INT64_MAX));
+    double p = r->sparsity;
+    if (p < 1 && sds_sparse_block(br, bc, (int64_t)(p * (double)br * (double)bc))) {
+        /* geometric skips over the block's cells in row-major order */
+        double log1mp = log(1 - p);
+        int64_t idx = 0, n = br * bc;
+        while (idx < n) {
+            double skip = ceil(log(jr_double(&sel)) / log1mp);
+            if (!(skip <= (double)n)) break;
+            idx += (int64_t)skip;
+            if (idx > n) break;
+            int64_t i = (idx - 1) / bc, j = (idx - 1) % bc;
+            sink_put(s, r, r0 + i, c0 + j, r->min + r->range * vg_next(g));
+        }
+        return;
     }
-    return n;
+    for (int64_t i = 0; i < br; i++)
+        for (int64_t j = 0; j < bc; j++)
+            if (p >= 1 || jr_double(&sel) <= p)
+                sink_put(s, r, r0 + i, c0 + j, r->min + r->range * vg_next(g));
+}
+
+/* The block seeds: setupSeedsForRand and generateSeedsForCP. */
+static int64_t *block_seeds(int64_t seed, int64_t nblocks)
+{
+    JRand jr;
+    jr_seed(&jr, seed);
+    int32_t init[32];
+    for (int i = 0; i < 32; i++) init[i] = jr_int(&jr);
+    Well w;
+    well_seed_ints(&w, init, 32);
+    int64_t *s = br_malloc((size_t)(nblocks ? nblocks : 1) * sizeof *s);
+    if (!s) return NULL;
+    for (int64_t l = 0; l < nblocks; l++) s[l] = well_long(&w);
+    return s;
+}
+
+/* Non-zeros of the row blocks' sinks into c's CSR arrays, rows in order
+ * (a stable counting sort of each strip by row keeps the draw order, which
+ * is column order within a row). */
+static int strips_to_csr(MB *c, Sink *st, int64_t nrb, int64_t blen, BrErr *e)
+{
+    int64_t nnz = 0;
+    for (int64_t b = 0; b < nrb; b++) {
+        if (st[b].oom) { br_err(e, BR_ENOMEM, "rand: out of memory"); return e->code; }
+        nnz += st[b].n;
+        for (int64_t k = 0; k < st[b].n; k++) c->rp[b * blen + st[b].ri[k] + 1]++;
+    }
+    for (int64_t i = 0; i < c->rows; i++) c->rp[i + 1] += c->rp[i];
+    if (mb_sp_reserve(c, nnz, e)) return e->code;
+    int64_t *at = br_malloc((size_t)(c->rows ? c->rows : 1) * sizeof *at);
+    if (!at) { br_err(e, BR_ENOMEM, "rand: out of memory"); return e->code; }
+    memcpy(at, c->rp, (size_t)c->rows * sizeof *at);
+    for (int64_t b = 0; b < nrb; b++)
+        for (int64_t k = 0; k < st[b].n; k++) {
+            int64_t q = at[b * blen + st[b].ri[k]]++;
+            c->ci[q] = st[b].ci[k];
+            c->v[q] = st[b].v[k];
+        }
+    free(at);
+    c->nnz = nnz;
+    c->build_row = c->rows;
+    return 0;
 }
 
 MB *k_rand(int64_t rows, int64_t cols, double min, double max,
@@ -177,9 +362,9 @@ MB *k_rand(int64_t rows, int64_t cols, double min, double max,
            BrErr *e)
 {
     RandSpec r = {0};
-    if (!pdf || !strcmp(pdf, "uniform")) r.pdf = PDF_UNIFORM;
-    else if (!strcmp(pdf, "normal")) r.pdf = PDF_NORMAL;
-    else if (!strcmp(pdf, "poisson")) r.pdf = PDF_POISSON;
+    if (!pdf || !strcasecmp(pdf, "uniform")) r.pdf = PDF_UNIFORM;
+    else if (!strcasecmp(pdf, "normal")) r.pdf = PDF_NORMAL;
+    else if (!strcasecmp(pdf, "poisson")) r.pdf = PDF_POISSON;
     else {
         br_err(e, BR_EARG, "rand: unknown pdf '%s' (use uniform, normal or "
                "poisson)", pdf);
@@ -202,16 +387,14 @@ MB *k_rand(int64_t rows, int64_t cols, double min, double max,
         br_err(e, BR_EARG, "rand: invalid poisson mean lambda %g", lambda);
         return NULL;
     }
-    uint64_t key = seed_key(seed);
-    r.min = min; r.range = max - min; r.lambda = lambda; r.cols = cols;
+    /* normal and Poisson draws scale [0, 1) as SystemDS does */
+    if (r.pdf != PDF_UNIFORM) { min = 0; max = 1; }
+    r.min = min; r.range = max - min; r.lambda = lambda;
+    r.sparsity = sparsity; r.rows = rows; r.cols = cols;
     /* finite values, known without a scan (mb.h, the finiteness flag):
      * normal and Poisson draws always, uniform ones when min + range * u
      * cannot round past the largest double */
     bool finite = r.pdf != PDF_UNIFORM || (fabs(min) <= 1e300 && fabs(max) <= 1e300);
-    r.vkey = key;
-    r.skey = mix64(key ^ 0x2545f4914f6cdd1dULL);
-    r.p = sparsity;
-    r.logq = log1p(-sparsity);
     bool constzero = (r.pdf == PDF_UNIFORM && min == 0 && max == 0) ||
                      (r.pdf == PDF_POISSON && lambda == 0);
     if (sparsity == 0 || constzero || rows * (double)cols == 0) {
@@ -219,42 +402,45 @@ MB *k_rand(int64_t rows, int64_t cols, double min, double max,
         mb_fin_set(c, false);
         return c;
     }
-    if (sparsity < MB_SPARSITY_TURN_POINT) {
-        /* sparse: count per row, then fill; rows in parallel */
-        MB *c = mb_sp_alloc(rows, cols, 1, e);
-        if (!c) return NULL;
-        #pragma omp parallel for schedule(dynamic, 64) num_threads(br_threads()) \
-            if (br_par(4 * rows * sparsity * (double)cols))
-        for (int64_t i = 0; i < rows; i++) c->rp[i + 1] = sparse_row(&r, i, NULL, NULL);
-        for (int64_t i = 0; i < rows; i++) c->rp[i + 1] += c->rp[i];
-        int64_t nnz = c->rp[rows];
-        if (mb_sp_reserve(c, nnz, e)) { mb_release(c); return NULL; }
-        #pragma omp parallel for schedule(dynamic, 64) num_threads(br_threads()) \
-            if (br_par(4 * (double)nnz))
-        for (int64_t i = 0; i < rows; i++)
-            sparse_row(&r, i, c->ci + c->rp[i], c->v + c->rp[i]);
+    if (r.pdf == PDF_UNIFORM && sparsity == 1 && min == max)
+        return mb_fill(rows, cols, min, e);
+    if (seed == -1) seed = k_fresh_seed();
+    r.blen = br_blocksize();
+    int64_t nrb = (rows + r.blen - 1) / r.blen;
+    r.ncb = (cols + r.blen - 1) / r.blen;
+    int64_t *seeds = block_seeds(seed, nrb * r.ncb);
+    if (!seeds) { br_err(e, BR_ENOMEM, "rand: out of memory"); return NULL; }
+    r.seeds = seeds;
+    pthread_once(&exp_sa_once, exp_sa_init);
+    bool sparse = sparsity < MB_SPARSITY_TURN_POINT;
+    MB *c = sparse ? mb_sp_alloc(rows, cols, 1, e) : mb_dense(rows, cols, e);
+    Sink *st = sparse ? br_calloc((size_t)nrb, sizeof *st) : NULL;
+    if (!c || (sparse && !st)) {
+        free(seeds);
+        free(st);
+        return c ? mb_oom(c, e) : NULL;
+    }
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(br_threads()) \
+        if (br_par((double)rows * (double)cols * (sparse ? sparsity : 1)))
+    for (int64_t b = 0; b < nrb; b++) {
+        Sink one = {.d = sparse ? NULL : c->d};
+        Sink *s = sparse ? &st[b] : &one;
+        ValGen g = {.pdf = r.pdf, .lambda = r.lambda};
+        for (int64_t cb = 0; cb < r.ncb; cb++) rand_block(&r, &g, b, cb, s);
+    }
+    free(seeds);
+    int rc = 0;
+    if (sparse) {
+        rc = strips_to_csr(c, st, nrb, r.blen, e);
+        for (int64_t b = 0; b < nrb; b++) { free(st[b].ri); free(st[b].ci); free(st[b].v); }
+        free(st);
+    } else {
+        int64_t nnz = 0, n = rows * cols;
+        #pragma omp parallel for reduction(+:nnz) num_threads(br_threads()) if (br_par((double)n))
+        for (int64_t k = 0; k < n; k++) nnz += c->d[k] != 0;
         c->nnz = nnz;
-        c->build_row = rows;
-        if (finite) mb_fin_set(c, false);
-        return mb_finish(c, e);
     }
-    MB *c = mb_dense_uninit(rows, cols, e);
-    if (!c) return NULL;
-    int64_t nnz = 0;
-    bool all = sparsity >= 1;
-    #pragma omp parallel for schedule(static) reduction(+:nnz) \
-        num_threads(br_threads()) if (br_par((double)rows * (double)cols))
-    for (int64_t i = 0; i < rows; i++) {
-        double *cr = c->d + i * cols;
-        for (int64_t j = 0; j < cols; j++) {
-            uint64_t pos = (uint64_t)(i * cols + j);
-            double x = 0;
-            if (all || u01(rnd64(r.skey, pos, 0)) < sparsity) x = cell_value(&r, pos);
-            cr[j] = x;
-            nnz += x != 0;
-        }
-    }
-    c->nnz = nnz;
+    if (rc) { mb_release(c); return NULL; }
     if (finite) mb_fin_set(c, false);
     return mb_finish(c, e);
 }
@@ -277,6 +463,17 @@ static bool iset_add(ISet *s, int64_t x)
     return true;
 }
 
+/* LibMatrixDatagen.nextLong: a uniform long in [0, n) from nextLong()'s
+ * low 63 bits, rejecting the top partial range. */
+static int64_t jr_long_below(JRand *r, int64_t n)
+{
+    for (;;) {
+        int64_t bits = (int64_t)(((uint64_t)jr_long(r) << 1) >> 1);
+        int64_t val = bits % n;
+        if ((int64_t)((uint64_t)bits - (uint64_t)val + (uint64_t)(n - 1)) >= 0) return val;
+    }
+}
+
 MB *k_sample(int64_t range, int64_t size, bool replace, int64_t seed, BrErr *e)
 {
     if (range < 1 || size < 0) {
@@ -289,28 +486,28 @@ MB *k_sample(int64_t range, int64_t size, bool replace, int64_t seed, BrErr *e)
                "sample without replacement", (long long)size, (long long)range);
         return NULL;
     }
-    uint64_t key = seed_key(seed);
+    if (seed == -1) seed = k_fresh_seed();
     MB *c = mb_dense_uninit(size, 1, e);
     if (!c) return NULL;
     double *d = c->d;
+    JRand jr;
+    jr_seed(&jr, seed);
     if (replace) {
-        #pragma omp parallel for schedule(static) num_threads(br_threads()) \
-            if (br_par((double)size))
-        for (int64_t i = 0; i < size; i++)
-            d[i] = (double)(1 + below(rnd64(key, (uint64_t)i, 0), (uint64_t)range));
-    } else if (range <= 4 * size + (INT64_C(1) << 16)) {
-        /* partial Fisher-Yates over 1..range */
-        int64_t *perm = br_malloc((size_t)range * sizeof(int64_t));
-        if (!perm) return mb_oom(c, e);
-        for (int64_t i = 0; i < range; i++) perm[i] = i + 1;
-        for (int64_t i = 0; i < size; i++) {
-            int64_t j = i + (int64_t)below(rnd64(key, (uint64_t)i, 0), (uint64_t)(range - i));
-            int64_t t = perm[i]; perm[i] = perm[j]; perm[j] = t;
-            d[i] = (double)perm[i];
+        for (int64_t i = 0; i < size; i++) d[i] = (double)(1 + jr_long_below(&jr, range));
+    } else if (range <= INT32_MAX) {
+        /* SystemDS's generateSample: reservoir sampling over 1..range,
+         * then Knuth's shuffle of the reservoir */
+        int32_t n = (int32_t)size;
+        for (int32_t i = 0; i < n; i++) d[i] = i + 1;
+        for (int64_t i = (int64_t)n + 1; i <= range; i++)
+            if (jr_int_below(&jr, (int32_t)i) < n) d[jr_int_below(&jr, n)] = (double)i;
+        for (int32_t i = 0; i < n - 1; i++) {
+            int32_t j = jr_int_below(&jr, n - i) + i;
+            double t = d[i]; d[i] = d[j]; d[j] = t;
         }
-        free(perm);
     } else {
-        /* Floyd's subset sampling, then a Fisher-Yates shuffle of it */
+        /* beyond an int range SystemDS's loop cannot run: Floyd's subset
+         * sampling, then a Fisher-Yates shuffle of it, from the same stream */
         ISet s = {0};
         s.cap = 16;
         while (s.cap < 2 * size) s.cap *= 2;
@@ -318,13 +515,13 @@ MB *k_sample(int64_t range, int64_t size, bool replace, int64_t seed, BrErr *e)
         if (!s.slot) return mb_oom(c, e);
         int64_t n = 0;
         for (int64_t j = range - size + 1; j <= range; j++, n++) {
-            int64_t t = 1 + (int64_t)below(rnd64(key, (uint64_t)n, 0), (uint64_t)j);
+            int64_t t = 1 + jr_long_below(&jr, j);
             if (!iset_add(&s, t)) { iset_add(&s, j); t = j; }
             d[n] = (double)t;
         }
         free(s.slot);
         for (int64_t i = size - 1; i > 0; i--) {
-            int64_t j = (int64_t)below(rnd64(key, (uint64_t)i, 1), (uint64_t)(i + 1));
+            int64_t j = jr_long_below(&jr, i + 1);
             double t = d[i]; d[i] = d[j]; d[j] = t;
         }
     }

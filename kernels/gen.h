@@ -3,10 +3,10 @@
  * Every function returns a NEW block the caller owns (refs 1, release with
  * mb_release), or NULL with e set.
  *
- * rand and sample use a counter-based generator: every random number is a
- * hash of (seed, position, stream), so a seed gives the same matrix
- * whatever the thread count and however the work is split. A seed of -1
- * asks for a fresh seed (from the OS) on each call.
+ * rand and sample give SystemDS's numbers for a seed (LibMatrixDatagen's
+ * algorithm over java.util.Random and WELL1024a, base/jrng.h): the same
+ * matrix whatever the thread count. A seed of -1 asks for a fresh seed
+ * (from the OS) on each call.
  */
 #ifndef BRAID_K_GEN_H
 #define BRAID_K_GEN_H
@@ -22,14 +22,20 @@ MB *k_seq(double from, double to, double incr, BrErr *e);
 /* rand(rows=, cols=, min=, max=, sparsity=, pdf=, lambda=, seed=): each
  * cell is non-zero with probability sparsity; pdf "uniform" gives
  * min + (max-min)*u, "normal" standard normal values (min/max ignored),
- * "poisson" Poisson(lambda) counts. Sparse output when sparsity < 0.4.
- * Parallel over rows. */
+ * "poisson" Poisson(lambda) counts. Drawn in blocks of br_blocksize()
+ * squared (sysds.defaultblocksize), each from its own seed; a block
+ * SystemDS would hold sparse selects its cells by geometric skips, others
+ * cell by cell. Sparse output when sparsity < 0.4. Parallel over row
+ * blocks. */
 MB *k_rand(int64_t rows, int64_t cols, double min, double max,
            double sparsity, const char *pdf, double lambda, int64_t seed,
            BrErr *e);
 
 /* sample(range, size, replace, seed): size x 1 column of values in
- * 1..range, distinct unless replace (then size <= range is required). */
+ * 1..range, distinct unless replace (then size <= range is required).
+ * SystemDS's draws: with replacement uniform longs, without reservoir
+ * sampling over 1..range and a shuffle (O(range)); a range beyond an int
+ * (where SystemDS's loop fails) takes Floyd's O(size) subset sampling. */
 MB *k_sample(int64_t range, int64_t size, bool replace, int64_t seed,
              BrErr *e);
 
