@@ -248,7 +248,11 @@ int main(void)
         char *ex = NULL;
         double on = run(c->script, 2, &ex);
         double off = run(c->script, 0, NULL);
-        T_CHECK(!isnan(on) && on == off, "%s: rewrites on %.17g vs off %.17g", c->name, on, off);
+        /* the rewritten plan may take another product kernel (a tmm where the
+         * plan without rewrites transposes and multiplies): sums in another
+         * order, equal to the rounding */
+        T_CHECK(!isnan(on) && fabs(on - off) <= 1e-12 * fmax(1, fabs(off)), "%s: rewrites on %.17g vs off %.17g",
+                c->name, on, off);
         if (c->neg) T_CHECK(ex && negations_are(ex, c->neg), "%s: a negation is not of %s:\n%s", c->name, c->neg,
                             ex ? ex : "");
         free(ex);

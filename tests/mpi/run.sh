@@ -127,6 +127,17 @@ config() {   # config NAME BUDGET BLOCKSIZE [PIGGYBACK]: NAME.xml, and NAME-nocg
   printf "$f" "$2" "$3" "${4:-true}" "" > "$tmp/$1.xml"
   printf "$f" "$2" "$3" "${4:-true}" "<sysds.codegen.enabled>false</sysds.codegen.enabled>" > "$tmp/$1-nocg.xml"
 }
+# rand() seeds each block of sysds.defaultblocksize rows and columns (as
+# SystemDS's LibMatrixDatagen does), so a run's random matrices follow
+# the configured block size: a local run is the reference of a
+# distributed one only at the same block size. lb N ARGS: braid run
+# locally with block size N (lN.xml sets nothing else); bs_of CONFIG: the
+# block size of $tmp/CONFIG.xml
+for n in 3 7 100 1000; do
+  printf '<root><sysds.defaultblocksize>%s</sysds.defaultblocksize></root>\n' "$n" > "$tmp/l$n.xml"
+done
+lb() { local n=$1; shift; "$braid" -config "$tmp/l$n.xml" "$@"; }
+bs_of() { sed -n 's/.*<sysds.defaultblocksize>\([0-9]*\)<.*/\1/p' "$tmp/$1.xml"; }
 config bs7 20000 7
 config bs1000 20000 1000
 config bs3 20000 3
@@ -215,7 +226,7 @@ ops() {
       grep -q '^p = \$1 + "ieee_"$' "$script" || { bad "ops $c: ieee.dml's prefix line not found"; touch "$tmp/$c/skip"; return; }
     fi
     if [ -z "${OPS_LOCAL:-}" ]; then
-      "$braid" -f "$script" -args "$tmp/$c/l/" "$rows" "$cols" "$sp" "$seed" > "$tmp/$c/l.out" 2>&1 \
+      lb "$(bs_of "$cfg")" -f "$script" -args "$tmp/$c/l/" "$rows" "$cols" "$sp" "$seed" > "$tmp/$c/l.out" 2>&1 \
         || { bad "ops $c: local run failed: $(tail -n 3 "$tmp/$c/l.out")"; touch "$tmp/$c/skip"; return; }
     fi
     local run=(-f "$script" -config "$tmp/$cfg-nocg.xml" -exec "$ex" -stats -args "$tmp/$c/d/" "$rows" "$cols" "$sp" "$seed")
@@ -286,7 +297,7 @@ fused() {
       args+=" $a"; k=$((k + 1))
     done
     mkdir -p "$tmp/f$c/l" "$tmp/f$c/d"
-    "$braid" -f "$sc" -args "$tmp/f$c/l/" $args > "$tmp/f$c/l.out" 2>&1 \
+    lb "$(bs_of "$cfg")" -f "$sc" -args "$tmp/f$c/l/" $args > "$tmp/f$c/l.out" 2>&1 \
       || { bad "fused $c: local run failed: $(tail -n 3 "$tmp/f$c/l.out")"; touch "$tmp/f$c/skip"; return; }
     q "b$np" "$tmp/f$c/d.out" -f "$sc" -config "$tmp/$cfg.xml" -stats -args "$tmp/f$c/d/" $args
     return
@@ -322,9 +333,14 @@ shipped() {
 # as rank 0 compiled it. parfor.dml, pffunc.dml and pfship.dml run as the
 # parts of one script, once locally and under 2, 3 and 4 ranks
 { part parfor "$here/parfor.dml"; part pffunc "$here/pffunc.dml"; part pfship "$here/pfship.dml"; } > "$tmp/pf.dml"
-mkdir -p "$tmp/pf/l"
-if "$braid" -seed 9 -f "$tmp/pf.dml" -args "$tmp/pf/l/" 300 13 > "$tmp/pf/l.out" 2>&1; then pf_ok=1
-else pf_ok=""; bad "parfor: local run failed: $(tail -n 3 "$tmp/pf/l.out")"; fi
+# (local runs at the block sizes of the distributed ones: 3 and 7)
+pf_ok=1
+for n in 3 7; do
+  mkdir -p "$tmp/pf/l$n"
+  if ! lb $n -seed 9 -f "$tmp/pf.dml" -args "$tmp/pf/l$n/" 300 13 > "$tmp/pf/l$n.out" 2>&1; then
+    pf_ok=""; bad "parfor: local run failed: $(tail -n 3 "$tmp/pf/l$n.out")"
+  fi
+done
 pf_all() {
   local c d n
   [ -n "$pf_ok" ] || return 0
@@ -336,7 +352,7 @@ pf_all() {
       q "b$1" "$d.out" -seed 9 -f "$tmp/pf.dml" -config "$tmp/$2.xml" -threads 2 -stats -args "$d/" 300 13
       continue
     fi
-    for n in parfor pffunc pfship; do compare_part "parfor $n (np $1, $2)" "$tmp/pf/l" "$d" $n; done
+    for n in parfor pffunc pfship; do compare_part "parfor $n (np $1, $2)" "$tmp/pf/l$(bs_of "$2")" "$d" $n; done
     check_jobs "parfor $c" "$d.out" parfor '^dist job parfor$' 3 "the loops did not run on the ranks"
     check_jobs "parfor in functions $c" "$d.out" pffunc '^dist job parfor$' 3 "the loops did not run on the ranks"
     check_jobs "shipped plans $c" "$d.out" pfship '^dist job parfor$' 1 "the loop did not run on the ranks"
@@ -357,7 +373,7 @@ pf_all
 # writes to the launch's own output in batch i4, launched with that
 # option (its other runs write rank 0's output to their own files).
 mkdir -p "$tmp/pfr/l" "$tmp/pfr/d"
-if "$braid" -f "$here/pfrecomp.dml" -args "$tmp/pfr/l/" 2000 > "$tmp/pfr/l.out" 2>&1; then
+if lb 7 -f "$here/pfrecomp.dml" -args "$tmp/pfr/l/" 2000 > "$tmp/pfr/l.out" 2>&1; then
   q i4 - -f "$here/pfrecomp.dml" -config "$tmp/bs7.xml" -threads 2 -stats -explain recompile_hops -args "$tmp/pfr/d/" 2000
   later+=(check_pfr)
 else
@@ -438,7 +454,7 @@ check_ga() {
   check_jobs "$1" "$2" mixed '^dist job piggyback 6 2$' 1 "one job of 6 reduce operators, 2 fused"
   check_jobs "$1" "$2" mixed '^dist job (piggyback|fused) ' 1 "no other reduce job"
 }
-if ! "$braid" -f "$tmp/ga.dml" -args "$tmp/ga/l/" $ga_args > "$tmp/ga/l.out" 2>&1; then
+if ! lb 7 -f "$tmp/ga.dml" -args "$tmp/ga/l/" $ga_args > "$tmp/ga/l.out" 2>&1; then
   bad "group A: the local run failed: $(tail -n 3 "$tmp/ga/l.out")"
 else
   # (in batch i3, traced; checked after its launch)
@@ -587,7 +603,7 @@ if ! pfg_want=$("$braid" -gpu force -s "$pfg" 2>&1); then
     *) bad "parfor under -gpu: the local run failed: $pfg_want" ;;
   esac
 elif mkdir -p "$tmp/dg/l" "$tmp/dg/d" && printf '%s\n' "$dg" > "$tmp/dg.dml" &&
-     ! "$braid" -gpu force -stats -f "$tmp/dg.dml" -args "$tmp/dg/l/" > "$tmp/dg/l.out" 2>&1; then
+     ! lb 7 -gpu force -stats -f "$tmp/dg.dml" -args "$tmp/dg/l/" > "$tmp/dg/l.out" 2>&1; then
   bad "the GPU's distributed gate: the local run failed: $(tail -n 3 "$tmp/dg/l.out")"
 else
   q i2 "$tmp/pfg.out" -gpu force -stats -s "$pfg"
@@ -616,7 +632,7 @@ check_pfg() {
 # into both consumers (two fused operators over X, no row sum); both give
 # the local result
 mkdir -p "$tmp/nr/l"
-if "$braid" -f "$here/netrate.dml" -args "$tmp/nr/l/" 3000 > "$tmp/nr/l.out" 2>&1; then
+if lb 100 -f "$here/netrate.dml" -args "$tmp/nr/l/" 3000 > "$tmp/nr/l.out" 2>&1; then
   for r in 1e2 1e15; do
     printf '<root><sysds.local.memory.budget>100000</sysds.local.memory.budget><sysds.defaultblocksize>100</sysds.defaultblocksize><sysds.dist.netrate>%s</sysds.dist.netrate></root>\n' "$r" > "$tmp/nr$r.xml"
     mkdir -p "$tmp/nr/d$r"
@@ -711,7 +727,7 @@ sed 's/X \* s, 0.25/X * s, 9/' "$here/pfsource/lib.dml" > "$tmp/so/elsewhere/pfs
 so_run=1
 if cmp -s "$here/pfsource/inner.dml" "$tmp/so/elsewhere/pfsource/inner.dml" || cmp -s "$here/pfsource/lib.dml" "$tmp/so/elsewhere/pfsource/lib.dml"; then
   bad "sourced files not on workers: the decoys equal the files"; so_run=
-elif ! "$braid" -f "$here/pfsource.dml" -args "$tmp/so/l/" > "$tmp/so/l.out" 2>&1; then
+elif ! lb 7 -f "$here/pfsource.dml" -args "$tmp/so/l/" > "$tmp/so/l.out" 2>&1; then
   bad "sourced files not on workers: local run failed: $(tail -n 3 "$tmp/so/l.out")"; so_run=
 fi
 wd_runs=(-f sw.dml -config "$tmp/bs7.xml" -stats -args "$tmp/sw/d/" $ga_args -out "$tmp/sw/d.out"
@@ -831,7 +847,7 @@ check_mg() {
 # a local matrix passed down calls is scattered once (kept while the
 # caller's variable holds it)
 mkdir -p "$tmp/calls/l" "$tmp/calls/d"
-if "$braid" -f "$here/calls.dml" -args "$tmp/calls/l/" > "$tmp/calls/l.out" 2>&1; then
+if lb 7 -f "$here/calls.dml" -args "$tmp/calls/l/" > "$tmp/calls/l.out" 2>&1; then
   q i2 "$tmp/calls/d.out" -f "$here/calls.dml" -exec distributed -config "$tmp/bs7.xml" -stats -args "$tmp/calls/d/"
   later+=(check_calls)
 else
@@ -1053,7 +1069,7 @@ print(toString(R))' "^<script>:5:[0-9]*: error: rank 1: eval: unknown function '
   # the local write
   W='X = rand(rows=1003, cols=11, sparsity=0.3, seed=5) * 4 - 1; X[, 11] = round(rand(rows=1003, cols=1, seed=6))
      write(X, "'"$tmp"'/pw_$N_mm", format="mm"); write(X, "'"$tmp"'/pw_$N_sv", format="libsvm")'
-  if "$braid" -s "${W//\$N/l}" > "$tmp/pwl.out" 2>&1; then
+  if lb 7 -s "${W//\$N/l}" > "$tmp/pwl.out" 2>&1; then
     q i3 "$tmp/pw.out" -config "$tmp/bs7.xml" -stats -s "${W//\$N/d}"
     ref=""
     for f in mm:mm sv:libsvm; do
@@ -1143,7 +1159,7 @@ fi
 # checked below.
 algos="l2svm lm kmeans mlogreg glm pca alscg autoencoder"
 mkdir -p "$tmp/algos/l" "$tmp/algos/d"
-if ! "$braid" -f "$here/algos.dml" -args "$tmp/algos/l/" all > "$tmp/algos/l.out" 2>&1; then
+if ! lb 7 -f "$here/algos.dml" -args "$tmp/algos/l/" all > "$tmp/algos/l.out" 2>&1; then
   bad "algorithms: the local run failed: $(tail -n 3 "$tmp/algos/l.out")"
 else
   q a3 "$tmp/algos/d.out" -f "$here/algos.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/algos/d/" all
@@ -1195,7 +1211,7 @@ check_mlp() {
 # and $3 there)
 echo 5 > "$tmp/n5"; echo 900 > "$tmp/n900"
 { part n5 "$here/recompile.dml" 's/\$1/$2/g'; part n900 "$here/recompile.dml" 's/\$1/$3/g'; } > "$tmp/rc.dml"
-if ! want=$("$braid" -f "$tmp/rc.dml" -args "$tmp/" "$tmp/n5" "$tmp/n900" 2>&1); then bad "recompile: the local run failed: $want"
+if ! want=$(lb 7 -f "$tmp/rc.dml" -args "$tmp/" "$tmp/n5" "$tmp/n900" 2>&1); then bad "recompile: the local run failed: $want"
 else
   q i2 "$tmp/rc.out" -f "$tmp/rc.dml" -config "$tmp/bs7.xml" -stats -explain recompile_hops -args "$tmp/" "$tmp/n5" "$tmp/n900"
   later+=(check_rc)
@@ -1269,9 +1285,12 @@ write(as.matrix(a), "$P/a", format="csv"); write(b, "$P/b", format="csv"); write
 # every one a distributed table job. Basic and fused reduce operators
 # over the same partitions in one job (mixed.dml: one agreement, one
 # reduction per operator for both kinds): 2 fused and 4 basic
-mkdir -p "$tmp/gb/l"
+mkdir -p "$tmp/gb/l3" "$tmp/gb/l7" "$tmp/gb/l1000"
 { part fg <(printf '%s\n' "${fg//\"\$P\//\$1 + \"}"); part wtable "$here/wtable.dml" 's/\$2/$4/g'; part mixed "$here/mixed.dml"; } > "$tmp/gb.dml"
-if "$braid" -f "$tmp/gb.dml" -args "$tmp/gb/l/" 203 17 3000 > "$tmp/gb/l.out" 2>&1; then
+# (local runs at the distributed runs' block sizes)
+if lb 3 -f "$tmp/gb.dml" -args "$tmp/gb/l3/" 203 17 3000 > "$tmp/gb/l.out" 2>&1 &&
+   lb 7 -f "$tmp/gb.dml" -args "$tmp/gb/l7/" 203 17 3000 > "$tmp/gb/l.out" 2>&1 &&
+   lb 1000 -f "$tmp/gb.dml" -args "$tmp/gb/l1000/" 203 17 3000 > "$tmp/gb/l.out" 2>&1; then
   for c in "2 bs7 i2" "4 bs3 i4" "3 bs1000 a3"; do
     set -- $c
     d="$tmp/gb/d$1$2"; mkdir -p "$d"
@@ -1284,7 +1303,7 @@ check_gb() {
   for c in "2 bs7" "4 bs3" "3 bs1000"; do
     set -- $c
     d="$tmp/gb/d$1$2"
-    for n in fg wtable mixed; do compare_part "group B (np $1, $2) $n" "$tmp/gb/l" "$d" $n; done
+    for n in fg wtable mixed; do compare_part "group B (np $1, $2) $n" "$tmp/gb/l$(bs_of "$2")" "$d" $n; done
     # fused piggyback: one job, 3 of its reduce operators fused
     check_jobs "fused piggyback $c" "$d.out" fg '^dist job piggyback [0-9]+ 3$' 1 "one job with 3 fused reduce operators"
     check_jobs "fused piggyback $c" "$d.out" fg '^dist job (piggyback|fused) ' 1 "no other reduce job"
@@ -1328,12 +1347,14 @@ later+=(check_gbe)
 # rank count
 config tiny3 100 3 false; config tiny1000 100 1000 false
 mm2_shapes=("5 3 1.0 1.0 31" "5 3 0.2 0.2 32" "40 6 0.05 0.7 33" "203 17 0.05 0.05 34" "203 17 1.0 0.05 35")
-mkdir -p "$tmp/mm2/l"
+mkdir -p "$tmp/mm2/l3" "$tmp/mm2/l1000"
 : > "$tmp/mm2.dml"
 for k in 0 1 2 3 4; do
   part "s$k" "$here/mm2.dml" "$(for a in 6 5 4 3 2; do printf 's/\\$%d\\b/$%d/g;' $a $((a + 5 * k)); done)" >> "$tmp/mm2.dml"
 done
-if "$braid" -f "$tmp/mm2.dml" -args "$tmp/mm2/l/" ${mm2_shapes[*]} > "$tmp/mm2/l.out" 2>&1; then
+# (local runs at the distributed runs' block sizes)
+if lb 3 -f "$tmp/mm2.dml" -args "$tmp/mm2/l3/" ${mm2_shapes[*]} > "$tmp/mm2/l.out" 2>&1 &&
+   lb 1000 -f "$tmp/mm2.dml" -args "$tmp/mm2/l1000/" ${mm2_shapes[*]} > "$tmp/mm2/l.out" 2>&1; then
   for c in "2 tiny3 i2 hybrid" "3 tiny1000 a3 distributed" "4 tiny3 i4 spark"; do
     set -- $c
     [ -z "$san" ] || [ "$1" != 2 ] || continue
@@ -1347,7 +1368,7 @@ check_mm2() {
   for np in $([ -n "$san" ] || echo 2) 3 4; do
     d="$tmp/mm2/d$np"
     for k in 0 1 2 3 4; do
-      compare_part "products sweep (np $np, ${mm2_shapes[$k]})" "$tmp/mm2/l" "$d" "s$k"
+      compare_part "products sweep (np $np, ${mm2_shapes[$k]})" "$tmp/mm2/l$([ "$np" = 3 ] && echo 1000 || echo 3)" "$d" "s$k"
       # (X %*% v too where v is over the budget: 6 or 17 rows of 8 bytes)
       check_jobs "products sweep np $np" "$d.out" "s$k" '^dist job (cpmm|rmm)$' $((k < 2 ? 2 : 3)) "W %*% X and X %*% W each a product of two distributed operands"
       check_jobs "products sweep np $np" "$d.out" "s$k" '^dist job tsmm$' 1 "t(X) %*% X distributed"
@@ -1505,7 +1526,7 @@ two_hosts() { local out=$1; shift; kill_rank2 "$out" timeout 600 mpirun --oversu
 # kill
 mkdir -p "$tmp/pfs/l" "$tmp/pfs/d"
 pfs=()
-if "$braid" -f "$here/pfspec.dml" -args "$tmp/pfs/l/" 2000 > "$tmp/pfs/l.out" 2>&1; then
+if lb 7 -f "$here/pfspec.dml" -args "$tmp/pfs/l/" 2000 > "$tmp/pfs/l.out" 2>&1; then
   pfs=(-f "$here/pfspec.dml" -config "$tmp/bs7.xml" -threads 2 -stats -args "$tmp/pfs/d/" 2000 -out "$tmp/pfs.out" -then)
 else bad "specialized on request: the local run failed: $(tail -n 3 "$tmp/pfs/l.out")"; fi
 # (the watch line of a run on the two machines: before the loop of the
