@@ -277,6 +277,10 @@ void io_test_cell_buckets(int64_t bytes);
 
 /* Bytes of the data (a file, or the sum of a folder's part files). */
 int64_t io_data_bytes(const char *path);
+/* Bytes a read of a rows x cols matrix with nnz non-zeros (-1:
+ * unknown) needs, the reader's work arrays included: what a read checks
+ * against the local memory budget. */
+double io_read_need(int64_t rows, int64_t cols, int64_t nnz);
 
 /* Share k of n of a csv or text file (or a folder of part files read as
  * their concatenation): the lines that begin in bytes [k*T/n,

@@ -449,13 +449,18 @@ bool io_read_past_budget(bool on)
     return was;
 }
 
-/* io_check_mem against the machine's memory (past) or the budget */
-static int check_mem(const char *path, int64_t rows, int64_t cols, int64_t nnz, bool past, BrErr *e)
+double io_read_need(int64_t rows, int64_t cols, int64_t nnz)
 {
     double dense = (double)rows * (double)cols * 8;
     /* CSR plus the reader's two row-count arrays of the same length */
     double sparse = nnz < 0 ? dense : 24 * ((double)rows + 1) + 12 * (double)nnz;
-    double need = BR_MIN(dense, sparse), budget = past ? br_mem_physical() : br_mem_budget();
+    return BR_MIN(dense, sparse);
+}
+
+/* io_check_mem against the machine's memory (past) or the budget */
+static int check_mem(const char *path, int64_t rows, int64_t cols, int64_t nnz, bool past, BrErr *e)
+{
+    double need = io_read_need(rows, cols, nnz), budget = past ? br_mem_physical() : br_mem_budget();
     if (need <= budget) return 0;
     return br_err(e, BR_ENOMEM, "read %s: a %lldx%lld matrix needs %.*f GB, more than the %s of %.*f GB", path,
                   (long long)rows, (long long)cols, br_gb_digits(need / 1e9), need / 1e9,

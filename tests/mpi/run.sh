@@ -1359,6 +1359,7 @@ if lb 3 -f "$tmp/mm2.dml" -args "$tmp/mm2/l3/" ${mm2_shapes[*]} > "$tmp/mm2/l.ou
     set -- $c
     [ -z "$san" ] || [ "$1" != 2 ] || continue
     mkdir -p "$tmp/mm2/d$1"
+    echo "$2" > "$tmp/mm2/d$1.cfg"
     q "$3" "$tmp/mm2/d$1.out" -f "$tmp/mm2.dml" -config "$tmp/$2-nocg.xml" -exec "$4" -stats -args "$tmp/mm2/d$1/" ${mm2_shapes[*]}
   done
   later+=(check_mm2)
@@ -1368,7 +1369,7 @@ check_mm2() {
   for np in $([ -n "$san" ] || echo 2) 3 4; do
     d="$tmp/mm2/d$np"
     for k in 0 1 2 3 4; do
-      compare_part "products sweep (np $np, ${mm2_shapes[$k]})" "$tmp/mm2/l$([ "$np" = 3 ] && echo 1000 || echo 3)" "$d" "s$k"
+      compare_part "products sweep (np $np, ${mm2_shapes[$k]})" "$tmp/mm2/l$(bs_of "$(cat "$d.cfg")")" "$d" "s$k"
       # (X %*% v too where v is over the budget: 6 or 17 rows of 8 bytes)
       check_jobs "products sweep np $np" "$d.out" "s$k" '^dist job (cpmm|rmm)$' $((k < 2 ? 2 : 3)) "W %*% X and X %*% W each a product of two distributed operands"
       check_jobs "products sweep np $np" "$d.out" "s$k" '^dist job tsmm$' 1 "t(X) %*% X distributed"
