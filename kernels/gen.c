@@ -379,10 +379,9 @@ MB *k_rand(int64_t rows, int64_t cols, double min, double max,
         br_err(e, BR_EARG, "rand: sparsity %g is not in [0, 1]", sparsity);
         return NULL;
     }
-    if (r.pdf == PDF_UNIFORM && !(min <= max)) {
-        br_err(e, BR_EARG, "rand: invalid range: min %g > max %g", min, max);
-        return NULL;
-    }
+    /* uniform with min > max draws from (max, min] by min + (max - min) u,
+     * as SystemDS does without a check (its BuiltinHyperbandTest draws
+     * from min 1e-10, max 1e-12) */
     if (r.pdf == PDF_POISSON && !(lambda >= 0 && isfinite(lambda))) {
         br_err(e, BR_EARG, "rand: invalid poisson mean lambda %g", lambda);
         return NULL;

@@ -221,7 +221,12 @@ static void rand_tests(void)
     br_err_clear(&e);
     T_CHECK(!k_rand(2, 2, 0, 1, 1.5, "uniform", 1, 1, &e) && e.code, "bad sparsity");
     br_err_clear(&e);
-    T_CHECK(!k_rand(2, 2, 3, 1, 1, "uniform", 1, 1, &e) && e.code, "min > max");
+    /* min > max: min + (max - min) u over the same u, as SystemDS */
+    MB *up = k_rand(20, 20, 0, 1, 1, "uniform", 1, 7, &e), *down = k_rand(20, 20, 3, 1, 1, "uniform", 1, 7, &e);
+    bool same = up && down && !up->sparse && !down->sparse;
+    for (int64_t i = 0; same && i < 400; i++) same = down->d[i] == 3 + (1.0 - 3) * up->d[i] && down->d[i] > 1;
+    T_CHECK(same, "min > max draws from (max, min]");
+    mb_release(up); mb_release(down);
     br_err_clear(&e);
     T_CHECK(!k_rand(-1, 2, 0, 1, 1, "uniform", 1, 1, &e) && e.code, "negative rows");
 }
