@@ -1,0 +1,7 @@
+source("ref/_common.R")
+L <- matrix(c(1, 2, 3, 4, 5, 6), nrow = 3, byrow = TRUE)
+R <- matrix(c(1, 0, 2, 1, 1, 0), nrow = 2, byrow = TRUE)
+I <- matrix(c(0, 0, 0, 0, 1, 0, 0, 0, 0), nrow = 3, byrow = TRUE)
+ids <- c(3, 1, 2)
+Y <- (L[ids, ] %*% R) * (I[ids, ] == 0)
+wmat("y.csv", Y)
