@@ -44,6 +44,10 @@ static void usage(FILE *f)
         "  -bindcheck           calls of DML functions print which value each parameter\n"
         "                       received (\"bind NAME FILE|p=VALUE|...|->|outputs\") and\n"
         "                       return empty outputs without running the body\n"
+        "  -lineage [MODE...]   accepted as SystemDS's (dedup, reuse_full, reuse_partial,\n"
+        "                       reuse_multilevel, reuse_hybrid, none, policy_*...): braid\n"
+        "                       traces lineage for every script that calls lineage(), and\n"
+        "                       reuses no results (the modes change no number)\n"
         "  -out FILE            this run's output (stdout and stderr; rank 0's) to FILE\n"
         "  -then OPTIONS...     then another run in the same process (under mpirun: the\n"
         "                       ranks stay up, their state and statistics reset between\n"
@@ -105,6 +109,17 @@ void *__wrap_malloc(size_t n) { return raw_fail() ? NULL : __real_malloc(n); }
 void *__wrap_calloc(size_t n, size_t s) { return raw_fail() ? NULL : __real_calloc(n, s); }
 void *__wrap_realloc(void *p, size_t n) { return raw_fail() ? NULL : __real_realloc(p, n); }
 
+/* A word SystemDS's -lineage takes after it (DMLOptions: dedup, the
+ * reuse kinds, none, estimate, the cache policies) */
+static bool lineage_mode(const char *w)
+{
+    static const char *const modes[] = {"dedup", "reuse_full", "reuse_partial", "reuse_multilevel",
+                                        "reuse_hybrid", "none", "estimate"};
+    for (size_t k = 0; k < sizeof modes / sizeof *modes; k++)
+        if (!strcmp(w, modes[k])) return true;
+    return !strncmp(w, "policy_", 7);
+}
+
 /* One run's options from argv[*pi] up to "-then" or the end (*pi is
  * left there); names and vals: room for the run's arguments, owned (and
  * *nowned) the names allocated. 0, -1 (error printed), 2 (-help). */
@@ -159,6 +174,9 @@ static int parse_run(int argc, char **argv, int *pi, BraidRunOptions *o, const c
              * distributed over MPI ranks) */
             if (i + 1 >= argc) { fprintf(stderr, "braid: -exec needs a mode\n"); return -1; }
             o->exec = argv[++i];
+        } else if (!strcmp(a, "-lineage")) {
+            /* SystemDS's -lineage and its modes (no effect on results) */
+            while (i + 1 < argc && lineage_mode(argv[i + 1])) i++;
         } else if (!strcmp(a, "-bindcheck")) {
             o->bindcheck = true;
         } else if (!strcmp(a, "-out")) {

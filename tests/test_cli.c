@@ -315,6 +315,26 @@ static void crowded_l2svm(void)
     remove(cfg);
 }
 
+/* -lineage and SystemDS's modes after it are accepted (SystemDS's own
+ * AutoDiffTest passes -lineage): the run and lineage() are as without;
+ * a word that is no mode is not taken (it stays the script file). */
+static void lineage_flag(void)
+{
+    static const char *const flags[] = {"", "-lineage", "-lineage reuse_full", "-lineage policy_lru dedup"};
+    char cwd[512] = "", first[512] = "";
+    if (braid_bin()[0] != '/' && !getcwd(cwd, sizeof cwd)) return;
+    for (int k = 0; k < 4; k++) {
+        char cmd[1024], line[512] = "";
+        snprintf(cmd, sizeof cmd, "timeout -s KILL 60 %s%s%s %s -s 'X = matrix(1, 2, 2); print(lineage(X * 2))' 2>&1",
+                 cwd, cwd[0] ? "/" : "", braid_bin(), flags[k]);
+        FILE *f = popen(cmd, "r");
+        if (f && !fgets(line, sizeof line, f)) line[0] = 0;
+        int st = f ? pclose(f) : -1;
+        if (!k) snprintf(first, sizeof first, "%s", line);
+        T_CHECK(st == 0 && strstr(line, "(C) CP") && !strcmp(line, first), "braid %s: status %d, %s", flags[k], st, line);
+    }
+}
+
 /* -bindcheck (runtime/bindcheck.h): each call prints what every
  * parameter received (positional, named, defaults, a default computed
  * from an earlier parameter, conversion to the declared type) and returns
@@ -507,6 +527,7 @@ int main(void)
     kmeans_assign_fused();
     stats_explain_stdout();
     bindcheck_mode();
+    lineage_flag();
     char rm[128];
     snprintf(rm, sizeof rm, "rm -rf '%s'", outdir);
     T_CHECK(system(rm) == 0, "clean");
