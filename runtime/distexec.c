@@ -116,10 +116,12 @@ static int dist_read(const Instr *in, Value *regs, bool force, BrErr *e)
     if (p.meta.data_type[0] && strcmp(p.meta.data_type, "matrix")) goto done;
     /* libsvm shares are parsed with the default separators */
     if (!strcmp(p.format, "libsvm") && (p.lsep || p.lind)) goto done;
-    /* local when both the file and, where the metadata give the size,
-     * the reader's need fit (a local read past the budget would fail) */
-    if (!force && br_exec_mode() != BR_EXEC_DIST && (double)io_data_bytes(path) <= br_mem_budget() &&
-        (p.rows < 0 || p.cols < 0 || io_read_need(p.rows, p.cols, p.nnz) <= br_mem_budget()))
+    /* local when, where the metadata give the size, the reader's need
+     * fits (a local read past the budget would fail), and the file does:
+     * the metadata first, so an oversized read opens no file here */
+    if (!force && br_exec_mode() != BR_EXEC_DIST &&
+        (p.rows < 0 || p.cols < 0 || io_read_need(p.rows, p.cols, p.nnz) <= br_mem_budget()) &&
+        (double)io_data_bytes(path) <= br_mem_budget())
         goto done;
     if (io_fmt_anybin(p.format)) rc = dist_read_binary(&regs[in->in[0]], &regs[in->out], e);
     else rc = dist_read_text(&regs[in->in[0]], &p, &regs[in->out], e);

@@ -316,8 +316,7 @@ static void crowded_l2svm(void)
 }
 
 /* -lineage and SystemDS's modes after it are accepted (SystemDS's own
- * AutoDiffTest passes -lineage): the run and lineage() are as without;
- * a word that is no mode is not taken (it stays the script file). */
+ * AutoDiffTest passes -lineage): the run and lineage() are as without. */
 static void lineage_flag(void)
 {
     static const char *const flags[] = {"", "-lineage", "-lineage reuse_full", "-lineage policy_lru dedup"};
