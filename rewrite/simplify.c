@@ -219,6 +219,30 @@ static Hop *pull_negation(RwPass *p, Hop *h)
     return hit(p, hop_unary(p->d, OP_NEG, m, h->span));
 }
 
+/* as.scalar(X op Y) -> as.scalar(X) op as.scalar(Y), as.scalar(X op s) ->
+ * as.scalar(X) op s (SystemDS's simplifyBinaryMatrixScalarOperation, for
+ * the operators it lists): no 1x1 matrix is built, and the result takes
+ * the scalar operator's type, so as.scalar(A < B) is a boolean there as
+ * in SystemDS (TRUE / FALSE when printed or written). Not for & and |,
+ * which SystemDS lists too: over two doubles its scalar & and | give the
+ * double 1.0 / 0.0, braid's give a boolean, and the 1x1 matrix's cell
+ * is the double SystemDS prints. */
+static Hop *scalar_binary(RwPass *p, Hop *h)
+{
+    static const OpCode ok[] = {OP_DIV, OP_EQ,  OP_GT,    OP_GE,  OP_INTDIV, OP_LT,   OP_LE,   OP_LOGB,
+                                OP_MAX, OP_MIN, OP_MINUS, OP_MOD, OP_MULT,   OP_NE,   OP_PLUS, OP_POW};
+    Hop *b = h->nin == 1 ? h->in[0] : NULL;
+    if (h->bi != BI_ASSCALAR || !b || b->kind != H_BINARY || b->nin != 2) return h;
+    bool listed = false;
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) listed |= b->op == ok[i];
+    Hop *x = b->in[0], *y = b->in[1];
+    if (!listed || !x || !y || (!ismat(x) && !ismat(y))) return h;
+    if ((!ismat(x) && !isnum(x) && x->vt != VT_BOOL) || (!ismat(y) && !isnum(y) && y->vt != VT_BOOL)) return h;
+    Hop *sx = ismat(x) ? hop_as_scalar(p->d, x, h->span) : x;
+    Hop *sy = ismat(y) ? hop_as_scalar(p->d, y, h->span) : y;
+    return hit(p, hop_binary(p->d, b->op, sx, sy, h->span));
+}
+
 Hop *rw_simplify(RwPass *p, Hop *h)
 {
     Span sp = h->span;
@@ -248,6 +272,7 @@ Hop *rw_simplify(RwPass *p, Hop *h)
         break;
     }
     case H_AGG: return simplify_agg(p, h);
+    case H_BUILTIN: return scalar_binary(p, h);
     case H_MATMUL:
         if ((r = pull_negation(p, h)) != h) return r;
         if (h->op != OP_MATMUL) break;

@@ -13,6 +13,8 @@
 #include "runtime/interp.h"
 #include "t.h"
 
+static VKind out_kind;   /* the kind of `out` the last run() left */
+
 /* Compiles script at optlevel, runs it, returns the value of `out` (a
  * scalar or the sum of a matrix) and the explain text (caller frees). */
 static double run(const char *script, int optlevel, char **explain)
@@ -49,6 +51,7 @@ static double run(const char *script, int optlevel, char **explain)
     double r = NAN;
     if (rt_run_main(&rt, &f) == 0) {
         Value *v = st_get(&f.vars, "out");
+        out_kind = v ? v->kind : V_NONE;
         if (v && v->kind == V_MATRIX) {
             double s = 0;
             for (int64_t i = 0; i < v->m->rows; i++)
@@ -230,8 +233,50 @@ static bool negations_are(const char *text, const char *dims)
     return n > 0;
 }
 
+/* How many lines of text contain s? */
+static int lines_with(const char *text, const char *s)
+{
+    int n = 0;
+    for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        const char *e = strchr(l, '\n'), *m = strstr(l, s);
+        n += m && (!e || m < e);
+    }
+    return n;
+}
+
+/* as.scalar(X op Y) -> as.scalar(X) op as.scalar(Y) (SystemDS's
+ * simplifyBinaryMatrixScalarOperation): no 1x1 matrix but the two inputs
+ * is built, and a comparison's result is a boolean as in SystemDS, where
+ * the plan without rewrites gives the 1x1 matrix's double */
+static void as_scalar_of_binary(void)
+{
+    const char *xy = "X = rand(rows=1, cols=1, seed=1)\nY = rand(rows=1, cols=1, seed=2)\n";
+    char script[512], *ex = NULL;
+    snprintf(script, sizeof script,
+             "%sout = as.scalar(X * 2) + as.scalar(3 - Y) + as.scalar(min(X, Y)) + as.scalar(X / Y) +"
+             " as.scalar(X ^ Y) + as.scalar(log(X, 2)) + as.scalar(X %%/%% 0.1) + as.scalar(X %%%% 0.1)\n",
+             xy);
+    double on = run(script, 2, &ex), off = run(script, 0, NULL);
+    T_CHECK(!isnan(on) && on == off, "as.scalar(X op Y): rewrites on %.17g vs off %.17g", on, off);
+    T_CHECK(ex && lines_with(ex, "[1,1,") == 2, "as.scalar(X op Y): a 1x1 matrix besides X and Y:\n%s", ex ? ex : "");
+    free(ex);
+    const char *cmp[] = {"<", "<=", ">", ">=", "==", "!="};
+    for (size_t i = 0; i < sizeof cmp / sizeof *cmp; i++) {
+        snprintf(script, sizeof script, "%sout = as.scalar(X %s Y)\n", xy, cmp[i]);
+        on = run(script, 2, NULL);
+        T_CHECK(out_kind == V_BOOL, "as.scalar(X %s Y) is not a boolean with rewrites on", cmp[i]);
+        off = run(script, 0, NULL);
+        T_CHECK(out_kind == V_DOUBLE && on == off, "as.scalar(X %s Y) without rewrites: %g vs %g", cmp[i], off, on);
+    }
+    /* & and | stay matrix operators: SystemDS's scalar & of two doubles is
+     * the double its 1x1 matrix holds */
+    run("X = rand(rows=1, cols=1, seed=1)\nout = as.scalar(X & X)\n", 2, NULL);
+    T_CHECK(out_kind == V_DOUBLE, "as.scalar(X & X) is not a double");
+}
+
 int main(void)
 {
+    as_scalar_of_binary();
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const Case *c = &cases[i];
         char *ex = NULL;
