@@ -97,17 +97,22 @@ static int mtd_extras(const char *path, char **schema, char ***na, int *nna, BrE
 }
 
 /* Parses a schema text "T1,T2,..." into cols types (one entry applies to
- * every column; "" or NULL means all strings). *types is malloc'd. */
+ * every column; "" or NULL means all strings). Empty entries at the end
+ * are dropped, as SystemDS's split of the text drops them ("STRING," is
+ * one STRING: its sherlock label encoding's .mtd). *types is malloc'd. */
 static int parse_schema(const char *s, int64_t cols, FbType **types, const char *path, BrErr *e)
 {
     *types = br_calloc((size_t)(cols > 0 ? cols : 1), sizeof(FbType));
     if (!*types) return br_err(e, BR_ENOMEM, "out of memory");
     if (!s || !*s) return 0;
+    size_t len = strlen(s);
+    while (len > 0 && s[len - 1] == ',') len--;
+    if (!len) return 0;
     int64_t k = 0;
-    const char *p = s;
+    const char *p = s, *end = s + len;
     for (;;) {
-        const char *q = strchr(p, ',');
-        size_t n = q ? (size_t)(q - p) : strlen(p);
+        const char *q = memchr(p, ',', (size_t)(end - p));
+        size_t n = q ? (size_t)(q - p) : (size_t)(end - p);
         FbType t;
         if (!fb_type_parse(p, n, &t))
             return br_err(e, BR_EARG, "read %s: unknown value type \"%.*s\" in the schema", path, (int)BR_MIN(n, 40), p);
