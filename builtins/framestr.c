@@ -4,6 +4,7 @@
  * documentation is silent are listed in docs/DESIGN.md ("Frame and string
  * builtins"). Every builtin returns a new frame; inputs are never changed. */
 #include "framestr.h"
+#include "transform.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -400,7 +401,10 @@ static const char *json_str(const cJSON *o, const char *key, bool need, BrErr *e
 /* Parses the tokenize spec against frame f into *tk. */
 static int parse_spec(const char *spec, const FB *f, Tk *tk, BrErr *e)
 {
-    cJSON *j = cJSON_Parse(spec);
+    char *js = tf_lenient_json(spec);   /* read as SystemDS's parser reads it */
+    if (!js) return br_err(e, BR_ENOMEM, "out of memory");
+    cJSON *j = cJSON_Parse(js);
+    free(js);
     if (!j || !cJSON_IsObject(j)) {
         cJSON_Delete(j);
         return br_err(e, BR_EARG, "tokenize: spec is not a JSON object: %.60s", spec);

@@ -557,6 +557,25 @@ static void test_transform(void)
     fb_release(f3);
     mb_release(x);
     fb_release(m);
+    /* a comma before the closing ] or } is dropped, as SystemDS's JSON
+     * parser drops it (its imputeFD test builds "recode:[1,2,3,]"); "[,]"
+     * has no value and stays an error */
+    {
+        MB *xa = NULL, *xb = NULL;
+        FB *ma = NULL, *mb = NULL;
+        T_CHECK(tf_encode(f, "{ids: true, recode: [1, 2]}", &xa, &ma, &e) == 0, "recode [1, 2]: %s", e.msg);
+        T_CHECK(tf_encode(f, "{ids:true, recode:[1,2,] ,}", &xb, &mb, &e) == 0, "recode [1,2,]: %s", e.msg);
+        ok = xa && xb && xa->rows == xb->rows && xa->cols == xb->cols;
+        for (int64_t i = 0; ok && i < xa->rows; i++)
+            for (int64_t j = 0; ok && j < xa->cols; j++) ok = mb_get(xa, i, j) == mb_get(xb, i, j);
+        T_CHECK(ok, "a trailing comma changes the encoding");
+        mb_release(xa); mb_release(xb); fb_release(ma); fb_release(mb);
+        xa = NULL; ma = NULL;
+        T_CHECK(tf_encode(f, "{ids: true, recode: [,]}", &xa, &ma, &e) != 0 && strstr(e.msg, "JSON"),
+                "recode [,]: %s", e.msg);
+        br_err_clear(&e);
+        mb_release(xa); fb_release(ma);
+    }
     /* binned and dummycoded */
     const char *bd = "{recode: [zip, district, view], bin: [{name: sqft, numbins: 2}], dummycode: [sqft]}";
     T_CHECK(tf_encode(f, bd, &x, &m, &e) == 0 && x->cols == 5 && mb_get(x, 0, 2) == 1 && mb_get(x, 1, 3) == 1,
