@@ -475,7 +475,7 @@ static int b_tostring(Value *a, Value *out, BrErr *e)
 /* A scalar data file as a value of value type vt ("double" if empty). */
 static int read_scalar_value(const char *file, IoMeta *meta, const char *vt, Value *out, BrErr *e)
 {
-    char *buf = io_read_scalar_dup(file, meta, e);
+    char *buf = io_read_scalar_dup(file, meta, vt, e);
     if (!buf) return e->code;
     char *end;
     if (!strcmp(vt, "string")) *out = val_string(buf);

@@ -164,11 +164,13 @@ int io_write_scalar_str(const char *path, const char *text,
                         const char *value_type, BrErr *e);
 /* Reads a scalar file into buf (NUL-terminated; an error if it does not
  * fit). meta (may be NULL) receives the .mtd, if any. Trailing whitespace
- * is dropped unless the .mtd says value_type "string". */
+ * is dropped unless the .mtd says value_type "string"; a string is its
+ * lines joined by \n without the last line end, as SystemDS reads it. */
 int io_read_scalar(const char *path, char *buf, size_t n, IoMeta *meta,
                    BrErr *e);
-/* Like io_read_scalar but returns a malloc'd string the caller frees. */
-char *io_read_scalar_dup(const char *path, IoMeta *meta, BrErr *e);
+/* Like io_read_scalar but returns a malloc'd string the caller frees; vt
+ * (NULL: the .mtd's) is the value type the text is read as. */
+char *io_read_scalar_dup(const char *path, IoMeta *meta, const char *vt, BrErr *e);
 
 /* Number text helpers shared with the rest of braid.
  * io_parse_double parses [s, end) fully (decimal, exponent, NaN, Inf,

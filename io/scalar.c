@@ -18,7 +18,26 @@ int io_write_scalar_str(const char *path, const char *text, const char *value_ty
     return io_commit_with_mtd(&d, &m, e);
 }
 
-char *io_read_scalar_dup(const char *path, IoMeta *meta, BrErr *e)
+/* A string's text as SystemDS reads it (HDFSTool.readStringFromHDFSFile):
+ * its lines (ended by \n, \r or \r\n) joined by \n, without the line end
+ * of the last one; other spaces are kept (a spec file holding " \n" is
+ * " "). Rewrites p[0..n) in place; returns the new length. */
+static size_t string_lines(char *p, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '\r') {
+            if (i + 1 < n && p[i + 1] == '\n') i++;
+            p[o++] = '\n';
+        } else {
+            p[o++] = p[i];
+        }
+    }
+    if (o > 0 && p[o - 1] == '\n') o--;
+    return o;
+}
+
+char *io_read_scalar_dup(const char *path, IoMeta *meta, const char *vt, BrErr *e)
 {
     IoMeta m;
     bool found;
@@ -31,7 +50,9 @@ char *io_read_scalar_dup(const char *path, IoMeta *meta, BrErr *e)
     IoBuf b;
     if (io_load(path, &b, e)) return NULL;
     size_t n = b.raw;
-    if (strcmp(m.value_type, "string"))
+    if (!strcmp(vt ? vt : m.value_type, "string"))
+        n = string_lines(b.p, n);
+    else
         while (n > 0 && (b.p[n - 1] == '\n' || b.p[n - 1] == '\r' || b.p[n - 1] == ' ' ||
                          b.p[n - 1] == '\t'))
             n--;
@@ -42,7 +63,7 @@ char *io_read_scalar_dup(const char *path, IoMeta *meta, BrErr *e)
 
 int io_read_scalar(const char *path, char *buf, size_t n, IoMeta *meta, BrErr *e)
 {
-    char *s = io_read_scalar_dup(path, meta, e);
+    char *s = io_read_scalar_dup(path, meta, NULL, e);
     if (!s) return e->code;
     size_t l = strlen(s);
     if (l >= n) {

@@ -744,16 +744,26 @@ static void test_scalars(void)
     BrErr e = {0};
     char buf[64];
     IoMeta m;
-    const char *vals[][2] = {{"0.3333333333333333", "double"}, {"42", "int"}, {"true", "boolean"},
-                             {"hello world", "string"}, {"line\n", "string"}, {"", "string"}};
-    for (int i = 0; i < 6; i++) {
+    /* value, type, what is read back: a string as SystemDS reads it, its
+     * lines joined by \n without the last line end */
+    const char *vals[][3] = {{"0.3333333333333333", "double", "0.3333333333333333"}, {"42", "int", "42"},
+                             {"true", "boolean", "true"}, {"hello world", "string", "hello world"},
+                             {"line\n", "string", "line"}, {"", "string", ""}, {" \n", "string", " "},
+                             {"a\r\nb\rc\n\n", "string", "a\nb\nc\n"}, {" 7 \n", "double", " 7"}};
+    for (int i = 0; i < 9; i++) {
         T_CHECK(io_write_scalar_str(P("s.scalar"), vals[i][0], vals[i][1], &e) == 0, "write scalar");
         T_CHECK(io_read_scalar(P("s.scalar"), buf, sizeof buf, &m, &e) == 0 &&
-                !strcmp(buf, vals[i][0]) && !strcmp(m.value_type, vals[i][1]) &&
+                !strcmp(buf, vals[i][2]) && !strcmp(m.value_type, vals[i][1]) &&
                 !strcmp(m.data_type, "scalar"), "scalar %d: \"%s\" %s", i, buf, e.msg);
     }
+    /* the type the caller reads as decides, not only the .mtd's (a spec
+     * file without one, read with value_type="string") */
+    t_put(P("spec.json"), " \n");
+    char *sp = io_read_scalar_dup(P("spec.json"), NULL, "string", &e);
+    T_CHECK(sp && !strcmp(sp, " "), "string without .mtd: \"%s\"", sp ? sp : "(null)");
+    free(sp);
     char *raw = t_slurp(P("s.scalar"), NULL);
-    T_CHECK(raw && raw[0] == 0, "scalar file holds just the value");
+    T_CHECK(raw && !strcmp(raw, vals[8][0]), "scalar file holds just the value");
     free(raw);
     t_put(P("n.scalar"), "17\n");
     T_CHECK(io_read_scalar(P("n.scalar"), buf, sizeof buf, &m, &e) == 0 && !strcmp(buf, "17") &&
@@ -764,7 +774,7 @@ static void test_scalars(void)
     T_CHECK(io_read_scalar(P("none.scalar"), buf, sizeof buf, NULL, &e) != 0 &&
             strstr(e.msg, "none.scalar") && strstr(e.msg, "not found"), "missing scalar: %s", e.msg);
     br_err_clear(&e);
-    char *d = io_read_scalar_dup(P("n.scalar"), NULL, &e);
+    char *d = io_read_scalar_dup(P("n.scalar"), NULL, NULL, &e);
     T_CHECK(d && !strcmp(d, "17"), "dup");
     free(d);
     /* .mtd round trip with an odd separator */
