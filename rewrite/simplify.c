@@ -105,12 +105,47 @@ static Hop *pull_transpose(RwPass *p, Hop *h)
     return hit(p, hop_reorg(p->d, OP_TRANS, hop_binary(p->d, h->op, x, y, h->span), h->span));
 }
 
+/* The comparison that is true exactly where op's is false for ordered
+ * non-NaN operands (SystemDS's getComplementPPredOperation). */
+static OpCode complement(OpCode op)
+{
+    switch (op) {
+    case OP_LT: return OP_GE;
+    case OP_GE: return OP_LT;
+    case OP_LE: return OP_GT;
+    case OP_GT: return OP_LE;
+    case OP_EQ: return OP_NE;
+    default: return OP_EQ;
+    }
+}
+
+static bool is_cmp(const Hop *h) { return h && h->kind == H_BINARY && (op_info[h->op].flags & OF_CMP); }
+
+/* (A cmp B) == 1 and (A cmp B) != 0 -> A cmp B, (A cmp B) == 0 -> A
+ * cmp' B with the complement cmp' (SystemDS's
+ * simplifyBinaryComparisonChain; the literal on the right). As in
+ * SystemDS this changes what a NaN gives: (NaN < 1) == 0 is 1, NaN >= 1
+ * is 0; SystemDS's imputeByMode relies on it to leave missing cells out
+ * of its counts. */
+static Hop *comparison_chain(RwPass *p, Hop *h)
+{
+    Hop *c = h->in[0], *l = h->in[1];
+    if ((h->op != OP_EQ && h->op != OP_NE) || !is_cmp(c) || !l || l->kind != H_LIT || !val_is_numeric(&l->lit))
+        return h;
+    double v = val_as_double(&l->lit);
+    if (v != 0 && v != 1) return h;
+    if ((v == 1 && h->op == OP_EQ) || (v == 0 && h->op == OP_NE)) return hit(p, c);
+    if (v == 0 && h->op == OP_EQ) return hit(p, hop_binary(p->d, complement(c->op), c->in[0], c->in[1], h->span));
+    return h;
+}
+
 static Hop *simplify_binary(RwPass *p, Hop *h)
 {
     Hop *a = h->in[0], *b = h->in[1];
     Span sp = h->span;
-    Hop *r = drop_identity(p, h);
+    Hop *r = comparison_chain(p, h);
     if (r != h) return r;
+    if ((r = drop_identity(p, h)) != h) return r;
     if ((r = pull_transpose(p, h)) != h) return r;
     /* matrix(c, nrow(X), ncol(X)) op X -> c op X (and X op matrix(c, ..)):
      * no constant matrix is materialized (matrix(1, ..) / X) */
@@ -257,6 +292,12 @@ Hop *rw_simplify(RwPass *p, Hop *h)
         /* f(t(X)) -> t(f(X)) (pull_transpose) */
         if (lone_transpose(p, h->in[0]))
             return hit(p, hop_reorg(p->d, OP_TRANS, hop_unary(p->d, h->op, h->in[0]->in[0], sp), sp));
+        /* !(A > B) -> A <= B, !(A < B) -> A >= B, !(A == B) -> A != B
+         * where the negation alone reads the comparison (SystemDS's
+         * simplifyNotOverComparisons; NaN then gives 0 where it gave 1) */
+        if (h->op == OP_NOT && is_cmp(h->in[0]) && rw_uses(p->d, h->in[0]) == 1 &&
+            (h->in[0]->op == OP_GT || h->in[0]->op == OP_LT || h->in[0]->op == OP_EQ))
+            return hit(p, hop_binary(p->d, complement(h->in[0]->op), h->in[0]->in[0], h->in[0]->in[1], sp));
         if (h->op == OP_NEG && is(h->in[0], H_UNARY, OP_NEG) && isnum(h->in[0]->in[0]) &&
             (ismat(h->in[0]->in[0]) || h->in[0]->in[0]->vt == VT_DOUBLE))
             return hit(p, h->in[0]->in[0]);

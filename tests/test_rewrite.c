@@ -274,9 +274,48 @@ static void as_scalar_of_binary(void)
     T_CHECK(out_kind == V_DOUBLE, "as.scalar(X & X) is not a double");
 }
 
+/* (A < B) == 0 -> A >= B and the others of SystemDS's
+ * simplifyBinaryComparisonChain, !(A > B) -> A <= B of its
+ * simplifyNotOverComparisons: without NaN the same values and one
+ * comparison in the plan; a NaN cell gives SystemDS's 0 (X >= 1) where
+ * the plan without rewrites gives 1 */
+static void comparison_chains(void)
+{
+    static const struct { const char *expr, *must, *mustnot; } cc[] = {
+        {"(X < 0.5) == 0", ">=", "==|<"},  {"(X <= 0.5) == 0", ">", "==|<="}, {"(X > 0.5) == 0", "<=", "=="},
+        {"(X >= 0.5) == 0", "<", "==|>="}, {"(X == 0.5) == 0", "!=", "=="},  {"(X != 0.5) == 0", "==", "!="},
+        {"(X < 0.5) == 1", "<", "=="},     {"(X < 0.5) != 0", "<", "!="},    {"!(X > 0.5)", "<=", "!|>"},
+        {"!(X < 0.5)", ">=", "!|<"},       {"!(X == 0.5)", "!=", "!|=="}};
+    char script[256], *ex = NULL;
+    for (size_t i = 0; i < sizeof cc / sizeof *cc; i++) {
+        snprintf(script, sizeof script, "X = rand(rows=20, cols=3, seed=4)\nout = %s\n", cc[i].expr);
+        double on = run(script, 2, &ex), off = run(script, 0, NULL);
+        T_CHECK(!isnan(on) && on == off, "%s: rewrites on %.17g vs off %.17g", cc[i].expr, on, off);
+        /* the plan's operator lines: "(id) op  (" */
+        char m[32], n[32];
+        snprintf(m, sizeof m, ") %s  (", cc[i].must);
+        T_CHECK(ex && strstr(ex, m), "%s: plan lacks %s:\n%s", cc[i].expr, cc[i].must, ex ? ex : "");
+        const char *p = cc[i].mustnot;
+        while (ex && *p) {
+            const char *e = strchr(p, '|');
+            size_t k = e ? (size_t)(e - p) : strlen(p);
+            snprintf(n, sizeof n, ") %.*s  (", (int)k, p);
+            T_CHECK(!strstr(ex, n), "%s: plan has %s:\n%s", cc[i].expr, n, ex);
+            p += k + (e ? 1 : 0);
+        }
+        free(ex);
+        ex = NULL;
+    }
+    const char *nan = "X = matrix(\"NaN 2 0\", rows=3, cols=1)\n";
+    snprintf(script, sizeof script, "%sout = sum((X < 1) == 0) * 10 + sum(!(X > 1))\n", nan);
+    double on = run(script, 2, NULL), off = run(script, 0, NULL);
+    T_CHECK(on == 11 && off == 22, "NaN under the comparison chains: %g with rewrites (11), %g without (22)", on, off);
+}
+
 int main(void)
 {
     as_scalar_of_binary();
+    comparison_chains();
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const Case *c = &cases[i];
         char *ex = NULL;

@@ -18,13 +18,13 @@ mask[1] = True
 
 
 def mode(c):
-    """SystemDS's imputeByMode: counts of the codes 1..n (n: cells that are
-    missing or >= 1) among the cells >= 1, ties to the largest code; 0
-    without such cells."""
+    """SystemDS's imputeByMode: counts of the codes 1..n (n: the cells >= 1;
+    missing cells are not counted) among the cells >= 1, ties to the largest
+    code; 0 without such cells."""
     code = ~np.isnan(c) & (np.nan_to_num(c) >= 1)
     if not code.any():
         return 0.0
-    n = int(np.sum(code | np.isnan(c)))
+    n = int(np.sum(code))
     cnt = np.zeros(n)
     for v in c[code]:
         if int(v) <= n:
