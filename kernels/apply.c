@@ -514,42 +514,97 @@ int ap_rix_range(const IxSpec *ix, const Value *args, int64_t rows, int64_t cols
     return 0;
 }
 
+/* The 0-based position of list index v (a 1-based number or a name) in
+ * l: -1 (no error) for a name l lacks or the number length + 1, which
+ * append; an error for any other position. */
+static int list_pos(const List *l, const Value *v, int64_t *k, BrErr *e)
+{
+    if (v->kind == V_STRING) {
+        *k = list_find(l, v->s->s);
+        return 0;
+    }
+    double d;
+    if (ix_num(v, &d, e)) return e->code;
+    if (d == (double)l->n + 1) { *k = -1; return 0; }
+    if (!(d >= 1 && d <= (double)l->n))   /* no int64 cast of 1e20 or NaN */
+        return br_err(e, BR_EINDEX, "list index %g out of bounds (length %d)", d, l->n);
+    *k = (int64_t)d - 1;
+    return 0;
+}
+
+/* L[i] = v, L["name"] = v, L[i:j] = list(...) as SystemDS's list left
+ * indexing: a list on the right replaces the range item by item (its
+ * length must be the range's), taking its names where both lists are
+ * named (all of them, where the range is the whole list); any other value
+ * replaces the item at the range's start (SystemDS reads only that). An
+ * index one past the end, or a name the list lacks, appends (braid's). */
 static int list_lix(const IxSpec *ix, Value *args, bool can_steal, Value *out, BrErr *e)
 {
+    if (ix->rmode != IX_SINGLE && ix->rmode != IX_RANGE)
+        return br_err(e, BR_EINDEX, "list left indexing needs an index or a range");
     Value lv;
     if (can_steal && args[0].l->refs == 1) { lv = args[0]; args[0] = val_none(); }
     else lv = val_list_copy(args[0].l, e);
     if (lv.kind == V_NONE) return e->code;
     List *l = lv.l;
-    Value src = args[1];
-    if (src.kind == V_LIST && src.l->n == 1) src = src.l->items[0];
-    int64_t k;
-    if (ix->rmode == IX_SINGLE && args[2].kind == V_STRING) {
-        int i = list_find(l, args[2].s->s);
-        if (i < 0) {
-            list_append(l, val_retain(src), args[2].s->s, e);
-            *out = lv;
-            return 0;
+    const Value *src = &args[1];
+    const Value *lo = &args[2], *hi = ix->rmode == IX_RANGE ? &args[3] : &args[2];
+    int64_t a, b;
+    if (list_pos(l, lo, &a, e) || list_pos(l, hi, &b, e)) goto fail;
+    if (a < 0 && (src->kind != V_LIST || ix->rmode == IX_SINGLE)) {
+        /* append: the value, or a one-item list's item */
+        const Value *v = src->kind == V_LIST && src->l->n == 1 ? &src->l->items[0] : src;
+        if (src->kind == V_LIST && src->l->n != 1) {
+            br_err(e, BR_EDIM, "list left indexing: size mismatch: length(lhs)=%d, range=[%d:%d], length(rhs)=%d",
+                   l->n, l->n + 1, l->n + 1, src->l->n);
+            goto fail;
         }
-        k = i;
-    } else {
-        double d;
-        if (ix->rmode != IX_SINGLE || ix_num(&args[2], &d, e)) {
-            val_release(&lv);
-            return e->code ? e->code : br_err(e, BR_EINDEX, "list left indexing needs a single index");
-        }
-        k = d >= 1 && d <= (double)l->n + 1 ? (int64_t)d - 1 : -1;   /* no int64 cast of 1e20 or NaN */
-        if (k == l->n) { list_append(l, val_retain(src), NULL, e); *out = lv; return 0; }
-        if (k < 0 || k > l->n) {
-            val_release(&lv);
-            return br_err(e, BR_EINDEX, "list index %lld out of bounds (length %d)", (long long)(k + 1), l->n);
+        const char *nm = lo->kind == V_STRING ? lo->s->s
+                       : src->kind == V_LIST && src->l->names ? src->l->names[0] : NULL;
+        if (list_append(l, val_retain(*v), nm, e)) goto fail;
+        *out = lv;
+        return 0;
+    }
+    if (a < 0 || b < 0) {
+        br_err(e, BR_EINDEX, "list left indexing: no item named '%s'",
+               (a < 0 ? lo : hi)->kind == V_STRING ? (a < 0 ? lo : hi)->s->s : "?");
+        goto fail;
+    }
+    if (src->kind != V_LIST) {
+        Value old = l->items[a];
+        l->items[a] = val_retain(*src);
+        val_release(&old);
+        *out = lv;
+        return 0;
+    }
+    const List *r = src->l;
+    int64_t range = b - a + 1;
+    if (range != r->n || range > l->n) {
+        br_err(e, BR_EDIM, "list left indexing: size mismatch: length(lhs)=%d, range=[%lld:%lld], length(rhs)=%d",
+               l->n, (long long)a + 1, (long long)b + 1, r->n);
+        goto fail;
+    }
+    bool all = range == l->n;
+    if ((all || l->names) && r->names && !l->names) {
+        l->names = br_calloc((size_t)(l->cap > 0 ? l->cap : 1), sizeof(char *));
+        if (!l->names) { br_err(e, BR_ENOMEM, "out of memory"); goto fail; }
+    }
+    for (int64_t i = 0; i < range; i++) {
+        Value old = l->items[a + i];
+        l->items[a + i] = val_retain(r->items[i]);
+        val_release(&old);
+        if (l->names && r->names) {
+            char *nm = r->names[i] ? br_strdup(r->names[i]) : NULL;
+            if (r->names[i] && !nm) { br_err(e, BR_ENOMEM, "out of memory"); goto fail; }
+            free(l->names[a + i]);
+            l->names[a + i] = nm;
         }
     }
-    Value old = l->items[k];
-    l->items[k] = val_retain(src);
-    val_release(&old);
     *out = lv;
     return 0;
+fail:
+    val_release(&lv);
+    return e->code;
 }
 
 int ap_lix(const IxSpec *ix, Value *args, bool can_steal, Value *out, BrErr *e)
