@@ -169,7 +169,7 @@ static void check_args(V *vs, const Expr *e, int np, const char *const *names,
                        const bool *has_default, bool variadic, const char *who)
 {
     bool is_func = e->call.func != NULL;
-    bool filled[MAX_SPEC + 256] = { 0 };
+    bool filled[MAX_SPEC + 256] = { 0 }, by_name[MAX_SPEC + 256] = { 0 };
     bool named_seen = false, too_many = false;
     int pos = 0;
     if (np > (int)(sizeof filled / sizeof filled[0])) return;  /* absurd signature */
@@ -185,9 +185,16 @@ static void check_args(V *vs, const Expr *e, int np, const char *const *names,
                     diag_error(vs->d, a->span, "%s has no parameter named '%s'", who, a->name);
                 continue;
             }
-            if (filled[k])
+            /* f(cv=TRUE, cv=3): SystemDS binds the arguments in order, so
+             * the last one is the value (its fit_pipeline test script
+             * passes one twice); a positional argument and a named one
+             * for the same parameter stay an error */
+            if (filled[k] && by_name[k])
+                diag_warning(vs->d, a->span, "argument '%s' of %s is given twice; the last value is used", a->name,
+                             who);
+            else if (filled[k])
                 diag_error(vs->d, a->span, "argument '%s' of %s is given twice", a->name, who);
-            filled[k] = true;
+            filled[k] = by_name[k] = true;
         } else {
             if (named_seen && !is_func) {
                 diag_error(vs->d, a->span, "positional argument after named arguments "

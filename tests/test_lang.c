@@ -597,6 +597,9 @@ static void test_validation(void)
     snprintf(buf, sizeof buf, "%sY = f(M, X=M)\n", fdef);
     const char *w11[] = { "argument 'X' of function 'f' is given twice", NULL };
     load_err(buf, 1, w11);
+    /* the same name twice: SystemDS binds in order, the last one wins */
+    snprintf(buf, sizeof buf, "%sY = f(X=M, X=M)\n", fdef);
+    load_warn(buf, "argument 'X' of function 'f' is given twice; the last value is used");
     snprintf(buf, sizeof buf, "%sY1 = f(M)\nY2 = f(b=0.5, X=M, a=0.5)\nY3 = f(M, 3, b=1)\n", fdef);
     free(load_ok(buf));
     snprintf(buf, sizeof buf, "%s[A, B] = f(M)\n", fdef);
