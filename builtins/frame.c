@@ -537,7 +537,9 @@ static int b_transform(const Instr *h, Value *a, Value *out, BrErr *e)
         const FB *f = frame_arg(&a[0], "transformapply: target", e);
         const FB *m = f ? frame_arg(&a[2], "transformapply: meta", e) : NULL;
         if (!m) return e->code;
-        return bi_ret_mb(tf_apply(f, spec, m, e), out, e);
+        if (a[3].kind != V_NONE && a[3].kind != V_MATRIX)
+            return br_err(e, BR_EARG, "transformapply: embedding must be a matrix, not a %s", val_kind_name(a[3].kind));
+        return bi_ret_mb(tf_apply(f, spec, m, a[3].kind == V_MATRIX ? a[3].m : NULL, e), out, e);
     }
     case BI_TFDECODE: {
         const FB *m = frame_arg(&a[2], "transformdecode: meta", e);

@@ -108,6 +108,8 @@ enum { IM_NONE, IM_MEAN, IM_MODE, IM_CONST };
 
 typedef struct TfCol {
     bool recode, dummy, bin, omit;
+    bool wemb;             /* word_embedding: the recoded code's row of the
+                              embedding matrix (transformapply) */
     bool hash;             /* feature hashing: |Java hash| % K + 1 */
     bool eqh;              /* equi-height bins (else equi-width) */
     int impute;            /* IM_* */
@@ -129,6 +131,7 @@ typedef struct Tf {
     int64_t K;             /* buckets of hashed columns (spec "K") */
     bool ids;              /* columns named by 1-based ids (spec "ids") */
     TfCol *c;
+    const MB *emb;         /* transformapply's embedding matrix, or NULL */
     const char *what;      /* builtin name for messages */
 } Tf;
 
@@ -284,11 +287,13 @@ static int tf_parse(Tf *t, const char *spec, const FB *names, const char *what, 
     cJSON_ArrayForEach(it, root) {
         const char *k = it->string;
         if (!strcmp(k, "ids") || !strcmp(k, "K")) continue;
-        bool list = !strcmp(k, "recode") || !strcmp(k, "dummycode") || !strcmp(k, "omit") || !strcmp(k, "hash");
+        bool list = !strcmp(k, "recode") || !strcmp(k, "dummycode") || !strcmp(k, "omit") || !strcmp(k, "hash") ||
+                    !strcmp(k, "word_embedding");
         bool objs = !strcmp(k, "bin") || !strcmp(k, "impute");
         if (!list && !objs) {
-            rc = br_err(e, BR_EARG, "%s: the transformation \"%s\" is not supported (recode, dummycode, hash, bin, impute, omit)",
-                        what, k);
+            rc = br_err(e, BR_EARG,
+                        "%s: the transformation \"%s\" is not supported (recode, dummycode, hash, bin, impute, omit, "
+                        "word_embedding)", what, k);
             break;
         }
         if (!cJSON_IsArray(it)) { rc = br_err(e, BR_EARG, "%s: \"%s\" must be a list", what, k); break; }
@@ -303,6 +308,7 @@ static int tf_parse(Tf *t, const char *spec, const FB *names, const char *what, 
             else if (!strcmp(k, "dummycode")) c->dummy = true;
             else if (!strcmp(k, "omit")) c->omit = true;
             else if (!strcmp(k, "hash")) c->hash = true;
+            else if (!strcmp(k, "word_embedding")) c->wemb = c->recode = true;
             else if (!strcmp(k, "bin")) {
                 const cJSON *m = cJSON_GetObjectItemCaseSensitive(x, "method");
                 const cJSON *nb = cJSON_GetObjectItemCaseSensitive(x, "numbins");
@@ -347,6 +353,12 @@ static int tf_parse(Tf *t, const char *spec, const FB *names, const char *what, 
             return br_err(e, BR_EARG, "%s: hashing column '%s' needs a positive \"K\" in the spec", what,
                           names->names[j]);
         if (c->hash) c->maxcode = t->K;
+        if (c->wemb && (c->dummy || c->bin || c->hash))
+            return br_err(e, BR_EARG, "%s: word_embedding column '%s' is also dummycoded, binned or hashed", what,
+                          names->names[j]);
+        if (c->wemb && strcmp(what, "transformapply"))
+            return br_err(e, BR_EARG, "%s: word_embedding (column '%s') is applied by transformapply with "
+                          "embedding=, as in SystemDS", what, names->names[j]);
     }
     return 0;
 }
@@ -644,7 +656,8 @@ static int64_t layout(Tf *t)
     for (int64_t j = 0; j < t->n; j++) {
         TfCol *c = &t->c[j];
         c->out0 = at;
-        c->width = !c->dummy ? 1 : c->dwidth > 0 ? c->dwidth : c->bin ? c->nb : c->maxcode;
+        c->width = c->wemb ? (t->emb ? t->emb->cols : 0)
+                 : !c->dummy ? 1 : c->dwidth > 0 ? c->dwidth : c->bin ? c->nb : c->maxcode;
         at += c->width;
     }
     return at;
@@ -719,7 +732,19 @@ static MB *encode_rows(Tf *t, const FB *f, const bool *keep, int64_t nkeep, BrEr
             TfCol *c = &t->c[j];
             double v = NAN;
             if (code_of(t, f, c, i, j, &v, e)) { mb_release(x); return NULL; }
-            if (!c->dummy) row[c->out0] = v;
+            if (c->wemb) {
+                /* the code's row of the embedding matrix (SystemDS's
+                   ColumnEncoderWordEmbedding; a token without a code, or
+                   missing, leaves its columns 0) */
+                if (isnan(v)) continue;
+                if (v > (double)t->emb->rows) {
+                    br_err(e, BR_EARG, "%s: code %lld of column %lld has no row in the %lld-row embedding matrix",
+                           t->what, (long long)v, (long long)(j + 1), (long long)t->emb->rows);
+                    mb_release(x);
+                    return NULL;
+                }
+                for (int64_t k = 0; k < c->width; k++) row[c->out0 + k] = mb_get(t->emb, (int64_t)v - 1, k);
+            } else if (!c->dummy) row[c->out0] = v;
             else if (isnan(v) || v < 1) row[c->out0] = 0;
             else {
                 int64_t at = c->out0 + (int64_t)v - 1;
@@ -816,7 +841,7 @@ static int check_meta(const char *what, const FB *m, int64_t cols, BrErr *e)
     return 0;
 }
 
-MB *tf_apply(const FB *f, const char *spec, const FB *m, BrErr *e)
+MB *tf_apply(const FB *f, const char *spec, const FB *m, const MB *emb, BrErr *e)
 {
     Tf t;
     MB *x = NULL;
@@ -824,8 +849,14 @@ MB *tf_apply(const FB *f, const char *spec, const FB *m, BrErr *e)
     if (!keep) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
     if (check_meta("transformapply", m, f->cols, e)) { free(keep); return NULL; }
     if (tf_parse(&t, spec, f, "transformapply", e)) goto out;
+    t.emb = emb;
     int64_t nkeep = kept_rows(&t, f, keep);
     for (int64_t j = 0; j < t.n; j++) {
+        if (t.c[j].wemb && !emb) {
+            br_err(e, BR_EARG, "transformapply: word_embedding (column '%s') needs embedding=, the embedding matrix",
+                   f->names[j]);
+            goto out;
+        }
         TfCol *c = &t.c[j];
         if (load_col(&t, m, j, e)) goto out;
         /* an imputation value missing from M is built from this data */

@@ -49,9 +49,12 @@
  * On success *X (matrix) and *M (metadata frame) are new references the
  * caller releases. Spec and data errors return non-zero with e set. */
 int tf_encode(const FB *f, const char *spec, MB **x, FB **m, BrErr *e);
-/* transformapply(target=F, spec, meta=M): encodes F with existing
- * metadata. Returns a new matrix (caller releases) or NULL with e set. */
-MB *tf_apply(const FB *f, const char *spec, const FB *m, BrErr *e);
+/* transformapply(target=F, spec, meta=M, embedding=E): encodes F with
+ * existing metadata. A "word_embedding" column becomes ncol(E) columns,
+ * the row of E at the token's code in M (zeros for a token M lacks; E may
+ * be NULL without such columns). Returns a new matrix (caller releases)
+ * or NULL with e set. */
+MB *tf_apply(const FB *f, const char *spec, const FB *m, const MB *emb, BrErr *e);
 /* transformdecode(target=X, spec, meta=M): a new frame (caller releases)
  * with M's columns, or NULL with e set. Without dummy coding, X may have
  * more columns than M describes: its leading ones are decoded (SystemDS). */

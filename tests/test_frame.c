@@ -500,7 +500,7 @@ static void test_transform(void)
     const char *cells2[] = {"94555", "east", "1000", "TRUE", "10000", "nowhere", "2000", "FALSE"};
     FB *f2 = str_frame(2, 4, cells2);
     for (int j = 0; j < 4; j++) fb_set_name(f2, j, f->names[j], &e);
-    MB *x2 = tf_apply(f2, "{\"recode\": [\"zip\", \"district\", \"view\"]}", m, &e);
+    MB *x2 = tf_apply(f2, "{\"recode\": [\"zip\", \"district\", \"view\"]}", m, NULL, &e);
     T_CHECK(x2 && mb_get(x2, 0, 0) == 3 && mb_get(x2, 0, 1) == 4 && mb_get(x2, 0, 2) == 1000 &&
             isnan(mb_get(x2, 1, 0)) && isnan(mb_get(x2, 1, 1)) && mb_get(x2, 1, 3) == 1, "apply");
     mb_release(x2);
@@ -551,7 +551,7 @@ static void test_transform(void)
     const char *cells3[] = {"95141", "west", "100", "TRUE", "95141", "west", "3261", "TRUE"};
     FB *f3 = str_frame(2, 4, cells3);
     for (int j = 0; j < 4; j++) fb_set_name(f3, j, f->names[j], &e);
-    x2 = tf_apply(f3, bspec, m, &e);
+    x2 = tf_apply(f3, bspec, m, NULL, &e);
     T_CHECK(x2 && mb_get(x2, 0, 2) == 1 && mb_get(x2, 1, 2) == 4, "bin apply bounds");
     mb_release(x2);
     fb_release(f3);
@@ -592,7 +592,7 @@ static void test_transform(void)
          mb_get(x, 4, 1) == 4 && mb_get(x, 3, 2) == 1 && mb_get(x, 4, 2) == 3;
     T_CHECK(ok, "imputed values");
     T_CHECK(m && m->mv && !strcmp(m->mv[0], "a") && !strcmp(m->mv[1], "4.0") && !strcmp(m->mv[2], "x"), "impute meta");
-    x2 = tf_apply(g, ispec, m, &e);
+    x2 = tf_apply(g, ispec, m, NULL, &e);
     T_MB_EQ(x2, x, 0, "apply reproduces encode");
     mb_release(x2);
     mb_release(x);
@@ -681,7 +681,7 @@ static void test_transform_random(void)
             at += dc[j] ? dom : 1;
         }
         T_CHECK(ok && at == x->cols, "random encode matches the reference (trial %d)", trial);
-        MB *x2 = tf_apply(f, spec, m, &e);
+        MB *x2 = tf_apply(f, spec, m, NULL, &e);
         T_MB_EQ(x2, x, 0, "random apply == encode (trial %d)", trial);
         FB *d = tf_decode(x, spec, m, &e);
         ok = d && d->rows == rows;
@@ -701,7 +701,7 @@ static void test_transform_random(void)
         w.header = true;
         io_write_frame(P("meta.csv"), m, &w, &e);
         FB *m2 = io_read_frame(P("meta.csv"), NULL, &e);
-        MB *x3 = m2 ? tf_apply(f, spec, m2, &e) : NULL;
+        MB *x3 = m2 ? tf_apply(f, spec, m2, NULL, &e) : NULL;
         T_MB_EQ(x3, x, 0, "apply with metadata read back from csv (trial %d): %s", trial, e.msg);
         mb_release(x3);
         fb_release(m2);
@@ -740,7 +740,7 @@ static void test_transform_hash_eqh(void)
             !strcmp(m->c[1]->s[2], "7.0" MID "10.0"), "hash/equi-height metadata");
     const char *cells2[] = {"hello", "0", "b", "5", "a", "11"};
     FB *g = str_frame(3, 2, cells2);
-    MB *y = m ? tf_apply(g, spec, m, &e) : NULL;
+    MB *y = m ? tf_apply(g, spec, m, NULL, &e) : NULL;
     T_CHECK(y && mb_get(y, 0, 0) == 3 && mb_get(y, 1, 0) == 9 && mb_get(y, 2, 0) == 8 && mb_get(y, 0, 1) == 1 &&
             mb_get(y, 1, 1) == 2 && mb_get(y, 2, 1) == 3, "hash/equi-height apply");
     mb_release(y);
@@ -756,6 +756,45 @@ static void test_transform_hash_eqh(void)
     fb_release(f);
 }
 
+/* word_embedding (SystemDS's ColumnEncoderWordEmbedding): each token's
+ * code in the metadata picks a row of the embedding matrix; a token the
+ * metadata lacks, or a missing one, gives zeros; the other columns keep
+ * their places after the embedding's columns */
+static void test_word_embedding(void)
+{
+    BrErr e = {0};
+    const char *meta_cells[] = {"cat" "\xc2\xb7" "2", "x", "dog" "\xc2\xb7" "1", "x", "emu" "\xc2\xb7" "3", "x"};
+    const char *data_cells[] = {"dog", "5", "emu", "6", "yak", "7", "", "8", "cat", "9"};
+    FB *m = str_frame(3, 2, meta_cells), *f = str_frame(5, 2, data_cells);
+    MB *E = mb_dense(3, 4, &e);
+    for (int64_t i = 0; i < 3; i++)
+        for (int64_t k = 0; k < 4; k++) E->d[i * 4 + k] = 10.0 * (double)(i + 1) + (double)k;
+    mb_recount_nnz(E);
+    const char *spec = "{ids: true, word_embedding: [1]}";
+    MB *x = tf_apply(f, spec, m, E, &e);
+    /* rows: dog -> code 1, emu -> 3, yak -> none, missing -> none, cat -> 2 */
+    const int code[] = {1, 3, 0, 0, 2};
+    bool ok = x && x->rows == 5 && x->cols == 5;
+    for (int64_t i = 0; ok && i < 5; i++) {
+        for (int64_t k = 0; ok && k < 4; k++)
+            ok = mb_get(x, i, k) == (code[i] ? 10.0 * code[i] + (double)k : 0.0);
+        ok = ok && mb_get(x, i, 4) == 5.0 + (double)i;
+    }
+    T_CHECK(ok, "word embedding rows: %s", e.msg);
+    mb_release(x);
+    T_CHECK(!tf_apply(f, spec, m, NULL, &e) && strstr(e.msg, "embedding="), "no embedding: %s", e.msg);
+    br_err_clear(&e);
+    MB *E2 = mb_dense(2, 4, &e);   /* emu's code 3 has no row */
+    T_CHECK(!tf_apply(f, spec, m, E2, &e) && strstr(e.msg, "no row"), "short embedding: %s", e.msg);
+    br_err_clear(&e);
+    MB *xo = NULL;
+    FB *mo = NULL;
+    T_CHECK(tf_encode(f, spec, &xo, &mo, &e) != 0 && strstr(e.msg, "transformapply"), "encode: %s", e.msg);
+    br_err_clear(&e);
+    mb_release(xo); fb_release(mo);
+    mb_release(E); mb_release(E2); fb_release(m); fb_release(f);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/braid_test_frame_XXXXXX");
@@ -767,6 +806,7 @@ int main(void)
     test_transform();
     test_transform_random();
     test_transform_hash_eqh();
+    test_word_embedding();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd)) {}
