@@ -539,6 +539,8 @@ bool load_resolve_call(Program *p, LFile *f, Expr *e, Diag *d)
     name = e->call.name;
     bool failed = false;
     LFile *lib = NULL;
+    /* compress(X, d): SystemDS's binned compression, two outputs */
+    if (!strcmp(name, "compress") && e->call.nargs == 2) name = "compress#bins";
     if ((e->call.builtin = ops_builtin(name))) {
         if (e->call.builtin->id == BI_LINEAGE) p->uses_lineage = true;
         /* a builtin SystemDS runs as a script that braid has natively

@@ -983,7 +983,7 @@ static Hop *out_of(BCtx *c, Hop *call, int k, Span sp)
         if (fp && o->dt == DT_MATRIX) { o->rows = fp->out_dims[2 * k]; o->cols = fp->out_dims[2 * k + 1]; }
     } else if (call->kind == H_BUILTIN) {
         o->dt = DT_MATRIX; o->vt = VT_DOUBLE;
-        if (call->bi == BI_TFENCODE && k == 1) { o->dt = DT_FRAME; o->vt = VT_STRING; }
+        if ((call->bi == BI_TFENCODE || call->bi == BI_COMPRESSBIN) && k == 1) { o->dt = DT_FRAME; o->vt = VT_STRING; }
         if (call->bi == BI_REMOVE) { o->dt = k == 0 ? DT_LIST : DT_ANY; o->vt = VT_UNKNOWN; }
     } else if (call->kind == H_WHERE) {
         /* result k of a where-loop: its current value's shape, as a
