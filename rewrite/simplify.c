@@ -139,12 +139,35 @@ static Hop *comparison_chain(RwPass *p, Hop *h)
     return h;
 }
 
+/* (X != 0) * log(X) -> ifelse(X != 0, log(X), 0), and so for log(X, b):
+ * SystemDS's fuseLogNzUnaryOperation / fuseLogNzBinaryOperation (its
+ * log_nz: 0 where X is 0, log elsewhere), the comparison on the left as
+ * there. The plain product gives NaN (0 * -Inf) at X's zeros. */
+static Hop *log_nz(RwPass *p, Hop *h)
+{
+    Hop *pr = h->in[0], *lg = h->in[1];
+    if (h->op != OP_MULT || !ismat(pr) || !ismat(lg) || !is(pr, H_BINARY, OP_NE) || !rw_is_lit(pr->in[1], 0))
+        return h;
+    Hop *x = pr->in[0];
+    if (!(is(lg, H_UNARY, OP_LOG) || is(lg, H_BINARY, OP_LOGB)) || lg->in[0] != x) return h;
+    Hop *t = hop_new(p->d, H_TERNARY, h->span, 3);
+    if (!t) return h;
+    t->op = OP_IFELSE;
+    t->in[0] = pr;
+    t->in[1] = lg;
+    t->in[2] = hop_lit(p->d, val_double(0), h->span);
+    if (!t->in[2]) return h;
+    hop_infer(t);
+    return hit(p, t);
+}
+
 static Hop *simplify_binary(RwPass *p, Hop *h)
 {
     Hop *a = h->in[0], *b = h->in[1];
     Span sp = h->span;
     Hop *r = comparison_chain(p, h);
     if (r != h) return r;
+    if ((r = log_nz(p, h)) != h) return r;
     if ((r = drop_identity(p, h)) != h) return r;
     if ((r = pull_transpose(p, h)) != h) return r;
     /* matrix(c, nrow(X), ncol(X)) op X -> c op X (and X op matrix(c, ..)):

@@ -312,9 +312,34 @@ static void comparison_chains(void)
     T_CHECK(on == 11 && off == 22, "NaN under the comparison chains: %g with rewrites (11), %g without (22)", on, off);
 }
 
+/* (X != 0) * log(X) -> ifelse(X != 0, log(X), 0) (SystemDS's log_nz
+ * fusions): without zeros the same values; at a zero 0 where the plain
+ * product is NaN */
+static void log_nz_fusion(void)
+{
+    const char *forms[] = {"(X != 0) * log(X)", "(X != 0) * log(X, 2)"};
+    char script[256];
+    for (int i = 0; i < 2; i++) {
+        char *ex = NULL;
+        snprintf(script, sizeof script, "X = rand(rows=20, cols=3, min=1, max=2, seed=4)\nout = %s\n", forms[i]);
+        double on = run(script, 2, &ex), off = run(script, 0, NULL);
+        T_CHECK(!isnan(on) && on == off, "%s: rewrites on %.17g vs off %.17g", forms[i], on, off);
+        T_CHECK(ex && strstr(ex, "ifelse") && !strstr(ex, ") *  ("), "%s: not fused:\n%s", forms[i], ex ? ex : "");
+        free(ex);
+        snprintf(script, sizeof script, "X = matrix(\"0 1 2 0 4 8\", rows=2, cols=3)\nout = %s\n", forms[i]);
+        on = run(script, 2, NULL);
+        off = run(script, 0, NULL);
+        T_CHECK(!isnan(on) && isnan(off), "%s over zeros: %g with rewrites, %g without (NaN)", forms[i], on, off);
+    }
+    /* the log on the left is left alone, as in SystemDS */
+    double on = run("X = matrix(\"0 1 2 0 4 8\", rows=2, cols=3)\nout = log(X) * (X != 0)\n", 2, NULL);
+    T_CHECK(isnan(on), "log(X) * (X != 0) changed: %g", on);
+}
+
 int main(void)
 {
     as_scalar_of_binary();
+    log_nz_fusion();
     comparison_chains();
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const Case *c = &cases[i];
