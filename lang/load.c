@@ -232,6 +232,19 @@ static LFile *load_new(Program *p, const char *path, const char *canon, bool lib
     return lf;
 }
 
+/* Is f a file of the installation's scripts folder (the builtin
+ * library's parent)? */
+static bool in_installation(Program *p, const LFile *f)
+{
+    if (f->builtin_lib) return true;
+    if (!f->canon) return false;
+    char *dir = join(p->opts.builtin_dir, "..", "");
+    const char *root = dir ? canonical(p->arena, dir) : NULL;
+    free(dir);
+    size_t n = root ? strlen(root) : 0;
+    return n > 0 && !strncmp(f->canon, root, n) && f->canon[n] == '/';
+}
+
 /* source("path") as alias in file f: path relative to f's folder, then
  * to the working directory; after setwd("dir"), relative to dir (itself
  * relative to f's folder, then to the working directory). A relative path
@@ -259,6 +272,17 @@ static void do_import(Program *p, LFile *f, const SourceImport *si, Diag *d)
         cand[nc++] = join("scripts/", si->path, "");
         if (p->opts.builtin_dir) cand[nc++] = join(p->opts.builtin_dir, "../", si->path);
         if (p->opts.builtin_dir) cand[nc++] = join(p->opts.builtin_dir, "../../", si->path);
+        /* a file of the installation's scripts folder (the builtin library
+         * and what it sources: source("scripts/builtin/executePipeline.dml"))
+         * reads the installation's files before the working directory's,
+         * so that run from a SystemDS checkout it does not take SystemDS's
+         * script of that name (which lacks braid's helper functions) */
+        if (p->opts.builtin_dir && !si->wd && in_installation(p, f)) {
+            char *a = cand[nc - 1], *b = cand[nc - 2];
+            for (int i = nc - 1; i >= 3; i--) cand[i] = cand[i - 2];
+            cand[1] = a;
+            cand[2] = b;
+        }
     }
     /* the file rank 0 found, when its files were shipped: the first
      * candidate shipped is the first that existed there */

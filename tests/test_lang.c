@@ -644,6 +644,55 @@ static int lib_fetch_qux(void *arg, const char *name, LangSource *s)
     return 1;
 }
 
+/* A library file's relative source() reads the installation's file
+ * before the working directory's: run from a SystemDS checkout, braid's
+ * library must not take SystemDS's script of the same name. A user's
+ * script still reads the working directory's. */
+static void test_library_sources(void)
+{
+    char tmpl[] = "/tmp/braid_libsrc_XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    T_CHECK(dir != NULL, "mkdtemp");
+    if (!dir) return;
+    char path[1200], bdir[600], cwd[512];
+    const char *dirs[] = {"inst", "inst/scripts", "inst/scripts/builtin", "work", "work/scripts",
+                          "work/scripts/builtin"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, dirs[i]);
+        mkdir(path, 0755);
+    }
+    snprintf(bdir, sizeof bdir, "%s/inst/scripts/builtin", dir);
+    snprintf(path, sizeof path, "%s/usehelp.dml", bdir);
+    write_file(path, "source(\"scripts/builtin/helper.dml\") as h\n"
+               "m_usehelp = function(Double x) return (Double y) { y = h::braidOnly(x) }\n");
+    snprintf(path, sizeof path, "%s/helper.dml", bdir);
+    write_file(path, "braidOnly = function(Double x) return (Double y) { y = x + 1 }\n");
+    snprintf(path, sizeof path, "%s/work/scripts/builtin/helper.dml", dir);
+    write_file(path, "other = function(Double x) return (Double y) { y = x }\n");
+    snprintf(path, sizeof path, "%s/work", dir);
+    if (getcwd(cwd, sizeof cwd) && chdir(path) == 0) {
+        LangOptions o = { .builtin_dir = bdir };
+        Diag *d = diag_new();
+        Program *p = lang_load_string("y = usehelp(1)\n", "main.dml", &o, d);
+        char *t = diag_text(d);
+        T_CHECK(p != NULL, "library source resolved in the working directory:\n%s", t);
+        free(t);
+        lang_program_free(p);
+        diag_free(d);
+        d = diag_new();
+        p = lang_load_string("source(\"scripts/builtin/helper.dml\") as h\ny = h::other(1)\n", "main.dml", &o, d);
+        t = diag_text(d);
+        T_CHECK(p != NULL, "a user's source no longer reads the working directory's file:\n%s", t);
+        free(t);
+        lang_program_free(p);
+        diag_free(d);
+        if (chdir(cwd) != 0) T_CHECK(0, "chdir back");
+    }
+    char cmd[1300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd)) {}
+}
+
 static void test_loader(void)
 {
     char tmpl[] = "/tmp/braid_lang_XXXXXX";
@@ -1121,6 +1170,7 @@ int main(void)
     test_syntax_errors();
     test_validation();
     test_loader();
+    test_library_sources();
     test_conformance();
     test_repo_scripts();
     test_robustness();
