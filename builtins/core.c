@@ -1005,10 +1005,22 @@ static int b_matrix_ops(const Instr *h, Value *a, Value *va, int nv, Value *out,
             (bi_given(&a[2]) && (rc = bi_bool(&a[2], "values", &b2, e)))) break;
         rc = bi_ret_mb(k_tri(m0, h->bi == BI_LOWERTRI, b, b2, e), out, e);
         break;
-    case BI_UNIQUE:
+    case BI_UNIQUE: {
+        /* SystemDS's dir: "rc" (default), "r" or "c", any case */
         if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
-        rc = bi_ret_mb(k_unique(m0, e), out, e);
+        int dir = 0;
+        if (bi_given(&a[1])) {
+            if (a[1].kind != V_STRING)
+                return br_err(e, BR_EARG, "unique: dir must be a string (\"rc\", \"r\" or \"c\")");
+            const char *d = a[1].s->s;
+            if (!strcasecmp(d, "r")) dir = 1;
+            else if (!strcasecmp(d, "c")) dir = 2;
+            else if (strcasecmp(d, "rc"))
+                return br_err(e, BR_EARG, "unique: dir \"%s\" is not recognized (\"rc\", \"r\" or \"c\")", d);
+        }
+        rc = bi_ret_mb(k_unique(m0, dir, e), out, e);
         break;
+    }
     case BI_TABLE: {
         /* table(A, B, W, odim1, odim2, outputEmptyBlocks): the last
          * one says how SystemDS stores empty blocks; no effect here */

@@ -1,6 +1,7 @@
 /* group.c: grouping kernels: table() (contingency tables), aggregate()
  * (grouped aggregates) and unique(). See reorg.h for the contracts. */
 #include "reorg.h"
+#include "jhashset.h"
 
 #include <float.h>
 #include <math.h>
@@ -480,124 +481,49 @@ static MB *groupagg(const MB *target, const MB *groups, const MB *weights, GaFn 
 
 /* ------------------------------------------------------------- unique */
 
-/* Open-addressing set of doubles (bit patterns; -0 folded into 0, all NaNs
- * into one). */
-typedef struct {
-    uint64_t *keys;
-    uint8_t *used;
-    int64_t cap, n;
-} DSet;
-
-static uint64_t dkey(double x)
-{
-    if (x == 0) x = 0;            /* -0 -> 0 */
-    if (isnan(x)) x = NAN;
-    uint64_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static uint64_t hash64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static bool dset_init(DSet *s, int64_t cap)
-{
-    s->cap = cap; s->n = 0;
-    s->keys = br_malloc((size_t)cap * sizeof(uint64_t));
-    s->used = br_calloc((size_t)cap, 1);
-    return s->keys && s->used;
-}
-
-static void dset_free(DSet *s) { free(s->keys); free(s->used); }
-
-/* Inserts key; returns 1 if new, 0 if present, -1 out of memory. */
-static int dset_add(DSet *s, uint64_t key)
-{
-    if (2 * (s->n + 1) > s->cap) {
-        DSet g;
-        if (!dset_init(&g, s->cap * 2)) { dset_free(&g); return -1; }
-        for (int64_t i = 0; i < s->cap; i++)
-            if (s->used[i]) {
-                int64_t h = (int64_t)(hash64(s->keys[i]) & (uint64_t)(g.cap - 1));
-                while (g.used[h]) h = (h + 1) & (g.cap - 1);
-                g.used[h] = 1; g.keys[h] = s->keys[i];
-            }
-        g.n = s->n;
-        dset_free(s);
-        *s = g;
-    }
-    int64_t h = (int64_t)(hash64(key) & (uint64_t)(s->cap - 1));
-    while (s->used[h]) {
-        if (s->keys[h] == key) return 0;
-        h = (h + 1) & (s->cap - 1);
-    }
-    s->used[h] = 1; s->keys[h] = key; s->n++;
-    return 1;
-}
-
-/* Growing list of the distinct values in order of first occurrence. */
-typedef struct {
-    DSet set;
-    double *vals;
-    int64_t n, cap;
-} Uniq;
-
-/* Adds x if not seen yet; returns 0, or -1 when out of memory. */
-static int uniq_add(Uniq *u, double x)
-{
-    int r = dset_add(&u->set, dkey(x));
-    if (r <= 0) return r;
-    if (u->n == u->cap) {
-        double *nv = br_realloc(u->vals, (size_t)u->cap * 2 * sizeof(double));
-        if (!nv) return -1;
-        u->vals = nv;
-        u->cap *= 2;
-    }
-    u->vals[u->n++] = x == 0 ? 0.0 : x;
-    return 0;
-}
-
-MB *k_unique(const MB *a, BrErr *e)
+MB *k_unique(const MB *a, int dir, BrErr *e)
 {
     int64_t m = a->rows, n = a->cols;
-    Uniq u = {.n = 0, .cap = 64};
-    bool ok = dset_init(&u.set, 64);
-    u.vals = br_malloc((size_t)u.cap * sizeof(double));
-    ok = ok && u.vals;
-    /* visit the cells row-major; in a sparse row the implicit zeros are met
-     * at its first gap */
-    bool zero_seen = false;
-    for (int64_t i = 0; i < m && ok; i++) {
-        if (!a->sparse) {
-            const double *r = a->d + i * n;
-            for (int64_t j = 0; j < n && ok; j++) ok = uniq_add(&u, r[j]) == 0;
-            continue;
-        }
-        int64_t expect = 0;
-        for (int64_t k = a->rp[i]; k < a->rp[i + 1] && ok; k++) {
-            if (!zero_seen && a->ci[k] > expect) {
-                zero_seen = true;
-                ok = uniq_add(&u, 0.0) == 0;
+    JHashSet s;
+    jhs_init(&s);
+    MB *c = NULL;
+    double *vals = NULL;
+    bool ok = true;
+    if (dir == 0) {
+        for (int64_t i = 0; i < m && ok; i++)
+            for (int64_t j = 0; j < n && ok; j++) ok = jhs_add(&s, mb_get(a, i, j)) >= 0;
+        if (ok && (c = mb_dense_uninit(jhs_size(&s), 1, e))) jhs_values(&s, c->d);
+    } else {
+        /* the lines: rows (dir 1) or columns (dir 2); pass 1 sizes the
+         * output, pass 2 fills it (the set keeps its table between) */
+        int64_t lines = dir == 1 ? m : n, len = dir == 1 ? n : m, width = 0;
+        for (int pass = 0; pass < 2 && ok; pass++) {
+            if (pass == 1) {
+                c = dir == 1 ? mb_dense(m, width, e) : mb_dense(width, n, e);
+                vals = br_malloc((size_t)(width > 0 ? width : 1) * sizeof(double));
+                if (!c || !vals) { ok = false; break; }
             }
-            ok = ok && uniq_add(&u, a->v[k]) == 0;
-            expect = a->ci[k] + 1;
-        }
-        if (ok && !zero_seen && expect < n) {
-            zero_seen = true;
-            ok = uniq_add(&u, 0.0) == 0;
+            for (int64_t l = 0; l < lines && ok; l++) {
+                jhs_clear(&s);
+                for (int64_t k = 0; k < len && ok; k++)
+                    ok = jhs_add(&s, dir == 1 ? mb_get(a, l, k) : mb_get(a, k, l)) >= 0;
+                if (!ok) break;
+                if (pass == 0) {
+                    if (jhs_size(&s) > width) width = jhs_size(&s);
+                    continue;
+                }
+                jhs_values(&s, vals);
+                for (int64_t k = 0; k < jhs_size(&s); k++) {
+                    if (dir == 1) c->d[l * width + k] = vals[k];
+                    else c->d[k * n + l] = vals[k];
+                }
+            }
         }
     }
-    dset_free(&u.set);
-    if (!ok) { free(u.vals); return mb_oom(NULL, e); }
-    MB *c = mb_dense_uninit(u.n, 1, e);
-    if (c) {
-        if (u.n) memcpy(c->d, u.vals, (size_t)u.n * sizeof(double));
-        mb_recount_nnz(c);
-    }
-    free(u.vals);
+    jhs_free(&s);
+    free(vals);
+    if (!ok) { mb_release(c); return e->code ? NULL : mb_oom(NULL, e); }
+    if (!c) return NULL;
+    mb_recount_nnz(c);
     return mb_finish(c, e);
 }

@@ -144,8 +144,13 @@ MB *k_groupagg(const MB *target, const MB *groups, const MB *weights,
  * k_groupagg. */
 MB *k_groupagg_cm(const MB *target, const MB *groups, const MB *weights,
                   int order, int64_t ngroups, BrErr *e);
-/* unique(a): the distinct values as a column vector, in order of first
- * occurrence scanning row-major (NaNs form one value, -0 equals 0). */
-MB *k_unique(const MB *a, BrErr *e);
+/* unique(a, dir) as SystemDS's (LibMatrixSketch): dir 0 ("rc"): the
+ * distinct values of all cells (row-major) as a column vector; 1 ("r"):
+ * per row its distinct values, rows padded with zeros to the widest; 2
+ * ("c"): the same per column. Values come in the iteration order of
+ * Java's HashSet<Double> they are put in (kernels/jhashset.h; one set,
+ * cleared between rows or columns, over two passes as SystemDS's): NaNs
+ * are one value, -0 and 0 two. */
+MB *k_unique(const MB *a, int dir, BrErr *e);
 
 #endif
