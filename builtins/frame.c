@@ -13,6 +13,8 @@
 #include <strings.h>
 
 #include "../base/strbuf.h"
+#include "../kernels/reorg.h"
+#include "../lang/load.h"
 #include "../io/io.h"
 #include "../matrix/format.h"
 #include "framemap.h"
@@ -550,7 +552,7 @@ static int b_compress_bins(Value *a, Value *out, BrErr *e)
     const FB *f = a[0].kind == V_MATRIX ? conv : a[0].f;
     MB *x = NULL;
     FB *m = NULL;
-    int rc = f ? tf_encode(f, spec, &x, &m, e) : e->code;
+    int rc = f ? tf_encode(f, spec, &x, &m, NULL, e) : e->code;
     free(spec);
     fb_release(conv);
     if (rc) return rc;
@@ -565,7 +567,49 @@ static int b_compress_bins(Value *a, Value *out, BrErr *e)
     return 0;
 }
 
-static int b_transform(const Instr *h, Value *a, Value *out, BrErr *e)
+/* A transform spec's udf: each listed column's encoded columns of *x
+ * replaced by the DML function's first output over them (eval's binding:
+ * the columns as its first argument), as SystemDS's ColumnEncoderUDF.
+ * Releases u. */
+static int apply_udf(Rt *rt, Frame *fr, const Instr *h, const char *who, TfUdf *u, MB **x, BrErr *e)
+{
+    int rc = 0;
+    Func *fn = NULL;
+    if (u->name) {
+        fn = lang_find_func(rt->prog->ast, bi_ns_of(rt, h->span), u->name);
+        if (!fn) fn = lang_find_func(rt->prog->ast, "", u->name);
+        if (!fn) rc = br_err(e, BR_EARG, "%s: udf: unknown function '%s'", who, u->name);
+        else if (fn->nin < 1 || fn->nout < 1)
+            rc = br_err(e, BR_EARG, "%s: udf: function '%s' must take and return a matrix", who, u->name);
+    }
+    for (int64_t k = 0; k < u->n && !rc; k++) {
+        int64_t c0 = u->start[k], c1 = c0 + u->width[k];
+        MB *col = k_slice(*x, 0, (*x)->rows, c0, c1, e);
+        if (!col) { rc = e->code; break; }
+        Value *bound = calloc((size_t)fn->nin + 1, sizeof(Value));
+        if (!bound) { mb_release(col); rc = br_err(e, BR_ENOMEM, "out of memory"); break; }
+        bound[0] = val_matrix(col);
+        Value res = val_none();
+        rc = bi_call_defaults(rt, fr, fn, bound, who, "udf ", &res, e);
+        for (int j = 0; j < fn->nin; j++) val_release(&bound[j]);
+        free(bound);
+        if (rc) break;
+        const Value *r0 = res.l->n > 0 ? &res.l->items[0] : NULL;
+        if (!r0 || r0->kind != V_MATRIX || r0->m->rows != (*x)->rows || r0->m->cols != c1 - c0) {
+            rc = br_err(e, BR_EDIM, "%s: udf: '%s' must return a %lldx%lld matrix for column %lld", who, u->name,
+                        (long long)(*x)->rows, (long long)(c1 - c0), (long long)c0 + 1);
+        } else {
+            MB *y = k_lix(*x, 0, (*x)->rows, c0, c1, r0->m, e);
+            if (!y) rc = e->code;
+            else { mb_release(*x); *x = y; }
+        }
+        val_release(&res);
+    }
+    tf_udf_free(u);
+    return rc;
+}
+
+static int b_transform(Rt *rt, Frame *fr, const Instr *h, Value *a, Value *out, BrErr *e)
 {
     const char *spec = spec_arg(&a[1], e);
     if (!spec) return e->code;
@@ -574,7 +618,13 @@ static int b_transform(const Instr *h, Value *a, Value *out, BrErr *e)
         const FB *f = frame_arg(&a[0], "transformencode: target", e);
         MB *x;
         FB *m;
-        if (!f || tf_encode(f, spec, &x, &m, e)) return e->code;
+        TfUdf u;
+        if (!f || tf_encode(f, spec, &x, &m, &u, e)) return e->code;
+        if (apply_udf(rt, fr, h, "transformencode", &u, &x, e)) {
+            mb_release(x);
+            fb_release(m);
+            return e->code;
+        }
         Value l = val_list_new(2);
         list_append(l.l, val_matrix(x), NULL, e);
         list_append(l.l, val_frame(m), NULL, e);
@@ -587,7 +637,10 @@ static int b_transform(const Instr *h, Value *a, Value *out, BrErr *e)
         if (!m) return e->code;
         if (a[3].kind != V_NONE && a[3].kind != V_MATRIX)
             return br_err(e, BR_EARG, "transformapply: embedding must be a matrix, not a %s", val_kind_name(a[3].kind));
-        return bi_ret_mb(tf_apply(f, spec, m, a[3].kind == V_MATRIX ? a[3].m : NULL, e), out, e);
+        TfUdf u;
+        MB *x = tf_apply(f, spec, m, a[3].kind == V_MATRIX ? a[3].m : NULL, &u, e);
+        if (x && apply_udf(rt, fr, h, "transformapply", &u, &x, e)) { mb_release(x); x = NULL; }
+        return bi_ret_mb(x, out, e);
     }
     case BI_TFDECODE: {
         const FB *m = frame_arg(&a[2], "transformdecode: meta", e);
@@ -642,7 +695,7 @@ int bi_frame(Rt *rt, Frame *fr, const Instr *h, Value *a, Value *out, BrErr *e)
     }
     case BI_COMPRESSBIN: return b_compress_bins(a, out, e);
     case BI_TFENCODE: case BI_TFAPPLY: case BI_TFDECODE: case BI_TFCOLMAP: case BI_GETCATMASK:
-        return b_transform(h, a, out, e);
+        return b_transform(rt, fr, h, a, out, e);
     case BI_TFMETA: {
         if (a[1].kind != V_STRING || a[2].kind != V_STRING)
             return br_err(e, BR_EARG, "transformmeta: transformPath and sep must be strings");

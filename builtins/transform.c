@@ -110,6 +110,8 @@ typedef struct TfCol {
     bool recode, dummy, bin, omit;
     bool wemb;             /* word_embedding: the recoded code's row of the
                               embedding matrix (transformapply) */
+    bool udf;              /* "udf": the spec's DML function over the
+                              column's encoded columns (TfUdf) */
     bool hash;             /* feature hashing: |Java hash| % K + 1 */
     bool eqh;              /* equi-height bins (else equi-width) */
     int impute;            /* IM_* */
@@ -132,11 +134,13 @@ typedef struct Tf {
     bool ids;              /* columns named by 1-based ids (spec "ids") */
     TfCol *c;
     const MB *emb;         /* transformapply's embedding matrix, or NULL */
+    char *udf_name;        /* the "udf" function's name, or NULL */
     const char *what;      /* builtin name for messages */
 } Tf;
 
 static void tf_free(Tf *t)
 {
+    free(t->udf_name);
     for (int64_t j = 0; t->c && j < t->n; j++) {
         smap_free(&t->c[j].map);
         free(t->c[j].ivalue);
@@ -287,13 +291,36 @@ static int tf_parse(Tf *t, const char *spec, const FB *names, const char *what, 
     cJSON_ArrayForEach(it, root) {
         const char *k = it->string;
         if (!strcmp(k, "ids") || !strcmp(k, "K")) continue;
+        if (!strcmp(k, "udf")) {
+            /* {name: f, ids: [...]}: f over each listed column's encoded
+               columns, after the other encoders (SystemDS's ColumnEncoderUDF,
+               one per column) */
+            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(it, "name");
+            const cJSON *cols = cJSON_GetObjectItemCaseSensitive(it, "ids");
+            if (!cJSON_IsObject(it) || !cJSON_IsString(nm) || !cJSON_IsArray(cols)) {
+                rc = br_err(e, BR_EARG, "%s: \"udf\" must be {name: function, ids: [columns]}", what);
+                break;
+            }
+            free(t->udf_name);
+            if (!(t->udf_name = br_strdup(nm->valuestring))) { rc = br_err(e, BR_ENOMEM, "out of memory"); break; }
+            const cJSON *x;
+            cJSON_ArrayForEach(x, cols) {
+                int64_t j;
+                int r = col_ref(t, x, ids, names, &j, e);
+                if (r == 1) continue;
+                if (r) { rc = r; break; }
+                t->c[j].udf = true;
+            }
+            if (rc) break;
+            continue;
+        }
         bool list = !strcmp(k, "recode") || !strcmp(k, "dummycode") || !strcmp(k, "omit") || !strcmp(k, "hash") ||
                     !strcmp(k, "word_embedding");
         bool objs = !strcmp(k, "bin") || !strcmp(k, "impute");
         if (!list && !objs) {
             rc = br_err(e, BR_EARG,
                         "%s: the transformation \"%s\" is not supported (recode, dummycode, hash, bin, impute, omit, "
-                        "word_embedding)", what, k);
+                        "word_embedding, udf)", what, k);
             break;
         }
         if (!cJSON_IsArray(it)) { rc = br_err(e, BR_EARG, "%s: \"%s\" must be a list", what, k); break; }
@@ -768,8 +795,36 @@ static MB *encode_rows(Tf *t, const FB *f, const bool *keep, int64_t nkeep, BrEr
 
 /* ---- public ---- */
 
-int tf_encode(const FB *f, const char *spec, MB **xo, FB **mo, BrErr *e)
+/* The spec's "udf" and its columns' output ranges (after layout). */
+static int take_udf(const Tf *t, TfUdf *u, BrErr *e)
 {
+    if (!u) return 0;
+    memset(u, 0, sizeof *u);
+    if (!t->udf_name) return 0;
+    u->start = br_calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(int64_t));
+    u->width = br_calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(int64_t));
+    u->name = br_strdup(t->udf_name);
+    if (!u->start || !u->width || !u->name) { tf_udf_free(u); return br_err(e, BR_ENOMEM, "out of memory"); }
+    for (int64_t j = 0; j < t->n; j++)
+        if (t->c[j].udf) {
+            u->start[u->n] = t->c[j].out0;
+            u->width[u->n++] = t->c[j].width;
+        }
+    return 0;
+}
+
+void tf_udf_free(TfUdf *u)
+{
+    if (!u) return;
+    free(u->name);
+    free(u->start);
+    free(u->width);
+    memset(u, 0, sizeof *u);
+}
+
+int tf_encode(const FB *f, const char *spec, MB **xo, FB **mo, TfUdf *udf, BrErr *e)
+{
+    if (udf) memset(udf, 0, sizeof *udf);
     Tf t;
     *xo = NULL;
     *mo = NULL;
@@ -785,7 +840,7 @@ int tf_encode(const FB *f, const char *spec, MB **xo, FB **mo, BrErr *e)
         int64_t k = t.c[j].recode ? t.c[j].map.n : t.c[j].bin ? t.c[j].nb : t.c[j].hash ? 1 : 0;
         if (k > mrows) mrows = k;
     }
-    if (!(x = encode_rows(&t, f, keep, nkeep, e))) goto out;
+    if (!(x = encode_rows(&t, f, keep, nkeep, e)) || take_udf(&t, udf, e)) goto out;
     /* the metadata frame */
     if (!(m = fb_new(mrows, f->cols, NULL, e))) goto out;
     for (int64_t j = 0; j < t.n; j++) {
@@ -829,6 +884,7 @@ out:
     fb_release(m);
     tf_free(&t);
     free(keep);
+    if (e->code) tf_udf_free(udf);
     return e->code;
 }
 
@@ -841,8 +897,9 @@ static int check_meta(const char *what, const FB *m, int64_t cols, BrErr *e)
     return 0;
 }
 
-MB *tf_apply(const FB *f, const char *spec, const FB *m, const MB *emb, BrErr *e)
+MB *tf_apply(const FB *f, const char *spec, const FB *m, const MB *emb, TfUdf *udf, BrErr *e)
 {
+    if (udf) memset(udf, 0, sizeof *udf);
     Tf t;
     MB *x = NULL;
     bool *keep = br_calloc((size_t)(f->rows > 0 ? f->rows : 1), 1);
@@ -867,6 +924,7 @@ MB *tf_apply(const FB *f, const char *spec, const FB *m, const MB *emb, BrErr *e
         if (c->dummy && !c->hash) c->dwidth = c->recode ? (c->map.n > 0 ? c->map.n : 1) : c->nbins;
     }
     x = encode_rows(&t, f, keep, nkeep, e);
+    if (x && take_udf(&t, udf, e)) { mb_release(x); x = NULL; }
 out:
     tf_free(&t);
     free(keep);

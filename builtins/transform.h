@@ -45,16 +45,29 @@
 #include "../matrix/fb.h"
 #include "../matrix/mb.h"
 
+/* A spec's "udf": {name: f, ids: [...]}: the DML function f applied to
+ * each listed column's encoded columns (start, width: 0-based output
+ * columns, n of them), as SystemDS's ColumnEncoderUDF does after the
+ * other encoders. The caller (builtins/frame.c, which can call DML
+ * functions) applies it; tf_udf_free releases it. */
+typedef struct TfUdf {
+    char *name;            /* NULL: no udf */
+    int64_t n;
+    int64_t *start, *width;
+} TfUdf;
+void tf_udf_free(TfUdf *u);
+
 /* transformencode(target=F, spec): builds the metadata and encodes F.
  * On success *X (matrix) and *M (metadata frame) are new references the
- * caller releases. Spec and data errors return non-zero with e set. */
-int tf_encode(const FB *f, const char *spec, MB **x, FB **m, BrErr *e);
+ * caller releases, and *udf (may be NULL) the spec's udf. Spec and data
+ * errors return non-zero with e set. */
+int tf_encode(const FB *f, const char *spec, MB **x, FB **m, TfUdf *udf, BrErr *e);
 /* transformapply(target=F, spec, meta=M, embedding=E): encodes F with
  * existing metadata. A "word_embedding" column becomes ncol(E) columns,
  * the row of E at the token's code in M (zeros for a token M lacks; E may
  * be NULL without such columns). Returns a new matrix (caller releases)
  * or NULL with e set. */
-MB *tf_apply(const FB *f, const char *spec, const FB *m, const MB *emb, BrErr *e);
+MB *tf_apply(const FB *f, const char *spec, const FB *m, const MB *emb, TfUdf *udf, BrErr *e);
 /* transformdecode(target=X, spec, meta=M): a new frame (caller releases)
  * with M's columns, or NULL with e set. Without dummy coding, X may have
  * more columns than M describes: its leading ones are decoded (SystemDS). */

@@ -477,7 +477,7 @@ static void test_transform(void)
     MB *x;
     FB *m;
     /* recode: first-appearance codes, pass-through of sqft */
-    T_CHECK(tf_encode(f, "{\"recode\": [\"zip\", \"district\", \"view\"]}", &x, &m, &e) == 0, "encode: %s", e.msg);
+    T_CHECK(tf_encode(f, "{\"recode\": [\"zip\", \"district\", \"view\"]}", &x, &m, NULL, &e) == 0, "encode: %s", e.msg);
     double want[5][4] = {{1, 1, 1373, 1}, {2, 2, 3261, 1}, {3, 3, 1835, 2}, {1, 4, 2833, 2}, {4, 2, 2742, 1}};
     bool ok = x && x->rows == 5 && x->cols == 4;
     for (int i = 0; ok && i < 5; i++)
@@ -500,7 +500,7 @@ static void test_transform(void)
     const char *cells2[] = {"94555", "east", "1000", "TRUE", "10000", "nowhere", "2000", "FALSE"};
     FB *f2 = str_frame(2, 4, cells2);
     for (int j = 0; j < 4; j++) fb_set_name(f2, j, f->names[j], &e);
-    MB *x2 = tf_apply(f2, "{\"recode\": [\"zip\", \"district\", \"view\"]}", m, NULL, &e);
+    MB *x2 = tf_apply(f2, "{\"recode\": [\"zip\", \"district\", \"view\"]}", m, NULL, NULL, &e);
     T_CHECK(x2 && mb_get(x2, 0, 0) == 3 && mb_get(x2, 0, 1) == 4 && mb_get(x2, 0, 2) == 1000 &&
             isnan(mb_get(x2, 1, 0)) && isnan(mb_get(x2, 1, 1)) && mb_get(x2, 1, 3) == 1, "apply");
     mb_release(x2);
@@ -508,7 +508,7 @@ static void test_transform(void)
     fb_release(m);
     /* dummycode (implies recode), with ids */
     const char *spec = "{\"ids\": true, \"dummycode\": [2], \"recode\": [1]}";
-    T_CHECK(tf_encode(f, spec, &x, &m, &e) == 0, "dummy encode: %s", e.msg);
+    T_CHECK(tf_encode(f, spec, &x, &m, NULL, &e) == 0, "dummy encode: %s", e.msg);
     ok = x && x->cols == 1 + 4 + 2;
     for (int i = 0; ok && i < 5; i++) {
         int64_t code = ref_code(f, 1, 4, f->c[1]->s[i]);
@@ -527,12 +527,12 @@ static void test_transform(void)
     fb_release(d);
     mb_release(x);
     fb_release(m);
-    T_CHECK(tf_encode(f, "{\"recode\": [\"zip\"]}", &x, &m, &e) != 0 && strstr(e.msg, "west"),
+    T_CHECK(tf_encode(f, "{\"recode\": [\"zip\"]}", &x, &m, NULL, &e) != 0 && strstr(e.msg, "west"),
             "non-numeric pass-through: %s", e.msg);
     br_err_clear(&e);
     /* lenient JSON (bare words), binning, view recoded */
     const char *bspec = "{ids: false, recode: [zip, district, view], bin: [{name: sqft, method: equi-width, numbins: 4}]}";
-    T_CHECK(tf_encode(f, bspec, &x, &m, &e) == 0, "bin encode: %s", e.msg);
+    T_CHECK(tf_encode(f, bspec, &x, &m, NULL, &e) == 0, "bin encode: %s", e.msg);
     double mn = 1373, mx = 3261, wdt = (mx - mn) / 4;
     ok = x != NULL;
     for (int i = 0; ok && i < 5; i++) {
@@ -551,7 +551,7 @@ static void test_transform(void)
     const char *cells3[] = {"95141", "west", "100", "TRUE", "95141", "west", "3261", "TRUE"};
     FB *f3 = str_frame(2, 4, cells3);
     for (int j = 0; j < 4; j++) fb_set_name(f3, j, f->names[j], &e);
-    x2 = tf_apply(f3, bspec, m, NULL, &e);
+    x2 = tf_apply(f3, bspec, m, NULL, NULL, &e);
     T_CHECK(x2 && mb_get(x2, 0, 2) == 1 && mb_get(x2, 1, 2) == 4, "bin apply bounds");
     mb_release(x2);
     fb_release(f3);
@@ -563,22 +563,22 @@ static void test_transform(void)
     {
         MB *xa = NULL, *xb = NULL;
         FB *ma = NULL, *mb = NULL;
-        T_CHECK(tf_encode(f, "{ids: true, recode: [1, 2]}", &xa, &ma, &e) == 0, "recode [1, 2]: %s", e.msg);
-        T_CHECK(tf_encode(f, "{ids:true, recode:[1,2,] ,}", &xb, &mb, &e) == 0, "recode [1,2,]: %s", e.msg);
+        T_CHECK(tf_encode(f, "{ids: true, recode: [1, 2]}", &xa, &ma, NULL, &e) == 0, "recode [1, 2]: %s", e.msg);
+        T_CHECK(tf_encode(f, "{ids:true, recode:[1,2,] ,}", &xb, &mb, NULL, &e) == 0, "recode [1,2,]: %s", e.msg);
         ok = xa && xb && xa->rows == xb->rows && xa->cols == xb->cols;
         for (int64_t i = 0; ok && i < xa->rows; i++)
             for (int64_t j = 0; ok && j < xa->cols; j++) ok = mb_get(xa, i, j) == mb_get(xb, i, j);
         T_CHECK(ok, "a trailing comma changes the encoding");
         mb_release(xa); mb_release(xb); fb_release(ma); fb_release(mb);
         xa = NULL; ma = NULL;
-        T_CHECK(tf_encode(f, "{ids: true, recode: [,]}", &xa, &ma, &e) != 0 && strstr(e.msg, "JSON"),
+        T_CHECK(tf_encode(f, "{ids: true, recode: [,]}", &xa, &ma, NULL, &e) != 0 && strstr(e.msg, "JSON"),
                 "recode [,]: %s", e.msg);
         br_err_clear(&e);
         mb_release(xa); fb_release(ma);
     }
     /* binned and dummycoded */
     const char *bd = "{recode: [zip, district, view], bin: [{name: sqft, numbins: 2}], dummycode: [sqft]}";
-    T_CHECK(tf_encode(f, bd, &x, &m, &e) == 0 && x->cols == 5 && mb_get(x, 0, 2) == 1 && mb_get(x, 1, 3) == 1,
+    T_CHECK(tf_encode(f, bd, &x, &m, NULL, &e) == 0 && x->cols == 5 && mb_get(x, 0, 2) == 1 && mb_get(x, 1, 3) == 1,
             "bin + dummycode: %s", e.msg);
     mb_release(x);
     fb_release(m);
@@ -587,32 +587,32 @@ static void test_transform(void)
     FB *g = str_frame(5, 3, cells4);
     const char *ispec = "{\"ids\": true, \"recode\": [1, 3], \"impute\": [{\"id\": 1, \"method\": \"global_mode\"},"
                         " {\"id\": 2, \"method\": \"global_mean\"}, {\"id\": 3, \"method\": \"constant\", \"value\": \"x\"}]}";
-    T_CHECK(tf_encode(g, ispec, &x, &m, &e) == 0, "impute encode: %s", e.msg);
+    T_CHECK(tf_encode(g, ispec, &x, &m, NULL, &e) == 0, "impute encode: %s", e.msg);
     ok = x && x->rows == 5 && mb_get(x, 1, 0) == 1 && mb_get(x, 4, 0) == 1 && mb_get(x, 2, 1) == 4 &&
          mb_get(x, 4, 1) == 4 && mb_get(x, 3, 2) == 1 && mb_get(x, 4, 2) == 3;
     T_CHECK(ok, "imputed values");
     T_CHECK(m && m->mv && !strcmp(m->mv[0], "a") && !strcmp(m->mv[1], "4.0") && !strcmp(m->mv[2], "x"), "impute meta");
-    x2 = tf_apply(g, ispec, m, NULL, &e);
+    x2 = tf_apply(g, ispec, m, NULL, NULL, &e);
     T_MB_EQ(x2, x, 0, "apply reproduces encode");
     mb_release(x2);
     mb_release(x);
     fb_release(m);
-    T_CHECK(tf_encode(g, "{\"ids\": true, \"recode\": [1, 3], \"omit\": [1, 2]}", &x, &m, &e) == 0 && x->rows == 2 &&
+    T_CHECK(tf_encode(g, "{\"ids\": true, \"recode\": [1, 3], \"omit\": [1, 2]}", &x, &m, NULL, &e) == 0 && x->rows == 2 &&
             mb_get(x, 1, 1) == 8 && mb_get(x, 1, 0) == 2, "omit: %s", e.msg);
     mb_release(x);
     fb_release(m);
     fb_release(g);
     /* spec errors */
-    T_CHECK(tf_encode(f, "{\"recode\": [\"nope\"]}", &x, &m, &e) && strstr(e.msg, "nope"), "unknown column");
+    T_CHECK(tf_encode(f, "{\"recode\": [\"nope\"]}", &x, &m, NULL, &e) && strstr(e.msg, "nope"), "unknown column");
     br_err_clear(&e);
-    T_CHECK(tf_encode(f, "{\"scale\": [\"sqft\"]}", &x, &m, &e) && strstr(e.msg, "scale"), "unsupported method");
+    T_CHECK(tf_encode(f, "{\"scale\": [\"sqft\"]}", &x, &m, NULL, &e) && strstr(e.msg, "scale"), "unsupported method");
     br_err_clear(&e);
-    T_CHECK(tf_encode(f, "[1,2]", &x, &m, &e) && strstr(e.msg, "JSON"), "not an object");
+    T_CHECK(tf_encode(f, "[1,2]", &x, &m, NULL, &e) && strstr(e.msg, "JSON"), "not an object");
     br_err_clear(&e);
-    T_CHECK(tf_encode(f, "{\"recode\": [\"sqft\"], \"bin\": [{\"name\": \"sqft\"}]}", &x, &m, &e) &&
+    T_CHECK(tf_encode(f, "{\"recode\": [\"sqft\"], \"bin\": [{\"name\": \"sqft\"}]}", &x, &m, NULL, &e) &&
             strstr(e.msg, "more than one"), "recode and bin");
     br_err_clear(&e);
-    T_CHECK(tf_encode(f, "{\"ids\": true, \"recode\": [1, 2, 4, 9]}", &x, &m, &e) == 0, "ids past the end are ignored");
+    T_CHECK(tf_encode(f, "{\"ids\": true, \"recode\": [1, 2, 4, 9]}", &x, &m, NULL, &e) == 0, "ids past the end are ignored");
     mb_release(x);
     fb_release(m);
     fb_release(f2);
@@ -658,7 +658,7 @@ static void test_transform_random(void)
         strcat(spec, "]}");
         MB *x;
         FB *m;
-        int rc = tf_encode(f, spec, &x, &m, &e);
+        int rc = tf_encode(f, spec, &x, &m, NULL, &e);
         T_CHECK(rc == 0, "random encode %d: %s (%s)", trial, e.msg, spec);
         if (rc) { fb_release(f); free(ty); free(dc); continue; }
         /* reference: walk the output columns */
@@ -681,7 +681,7 @@ static void test_transform_random(void)
             at += dc[j] ? dom : 1;
         }
         T_CHECK(ok && at == x->cols, "random encode matches the reference (trial %d)", trial);
-        MB *x2 = tf_apply(f, spec, m, NULL, &e);
+        MB *x2 = tf_apply(f, spec, m, NULL, NULL, &e);
         T_MB_EQ(x2, x, 0, "random apply == encode (trial %d)", trial);
         FB *d = tf_decode(x, spec, m, &e);
         ok = d && d->rows == rows;
@@ -701,7 +701,7 @@ static void test_transform_random(void)
         w.header = true;
         io_write_frame(P("meta.csv"), m, &w, &e);
         FB *m2 = io_read_frame(P("meta.csv"), NULL, &e);
-        MB *x3 = m2 ? tf_apply(f, spec, m2, NULL, &e) : NULL;
+        MB *x3 = m2 ? tf_apply(f, spec, m2, NULL, NULL, &e) : NULL;
         T_MB_EQ(x3, x, 0, "apply with metadata read back from csv (trial %d): %s", trial, e.msg);
         mb_release(x3);
         fb_release(m2);
@@ -730,7 +730,7 @@ static void test_transform_hash_eqh(void)
     MB *x = NULL;
     FB *m = NULL;
     const char *spec = "{ids: true, hash: [1], K: 10, bin: [{id: 2, method: equi-height, numbins: 3}]}";
-    T_CHECK(tf_encode(f, spec, &x, &m, &e) == 0, "hash/equi-height encode: %s", e.msg);
+    T_CHECK(tf_encode(f, spec, &x, &m, NULL, &e) == 0, "hash/equi-height encode: %s", e.msg);
     bool ok = x && mb_get(x, 0, 0) == 8 && mb_get(x, 1, 0) == 3 && mb_get(x, 2, 0) == 3 && mb_get(x, 3, 0) == 8;
     T_CHECK(ok, "feature hash codes");
     double want[10] = {1, 1, 1, 1, 2, 2, 2, 3, 3, 3};
@@ -740,17 +740,17 @@ static void test_transform_hash_eqh(void)
             !strcmp(m->c[1]->s[2], "7.0" MID "10.0"), "hash/equi-height metadata");
     const char *cells2[] = {"hello", "0", "b", "5", "a", "11"};
     FB *g = str_frame(3, 2, cells2);
-    MB *y = m ? tf_apply(g, spec, m, NULL, &e) : NULL;
+    MB *y = m ? tf_apply(g, spec, m, NULL, NULL, &e) : NULL;
     T_CHECK(y && mb_get(y, 0, 0) == 3 && mb_get(y, 1, 0) == 9 && mb_get(y, 2, 0) == 8 && mb_get(y, 0, 1) == 1 &&
             mb_get(y, 1, 1) == 2 && mb_get(y, 2, 1) == 3, "hash/equi-height apply");
     mb_release(y);
     mb_release(x);
     fb_release(m);
-    T_CHECK(tf_encode(f, "{ids: true, hash: [1], dummycode: [1], K: 4}", &x, &m, &e) == 0 && x && x->cols == 5 &&
+    T_CHECK(tf_encode(f, "{ids: true, hash: [1], dummycode: [1], K: 4}", &x, &m, NULL, &e) == 0 && x && x->cols == 5 &&
             mb_get(x, 0, 97 % 4) == 1 && mb_get(x, 0, 4) == 1, "dummycoded hash: %s", e.msg);
     mb_release(x);
     fb_release(m);
-    T_CHECK(tf_encode(f, "{ids: true, hash: [1]}", &x, &m, &e) && strstr(e.msg, "K"), "hash without K");
+    T_CHECK(tf_encode(f, "{ids: true, hash: [1]}", &x, &m, NULL, &e) && strstr(e.msg, "K"), "hash without K");
     br_err_clear(&e);
     fb_release(g);
     fb_release(f);
@@ -771,7 +771,7 @@ static void test_word_embedding(void)
         for (int64_t k = 0; k < 4; k++) E->d[i * 4 + k] = 10.0 * (double)(i + 1) + (double)k;
     mb_recount_nnz(E);
     const char *spec = "{ids: true, word_embedding: [1]}";
-    MB *x = tf_apply(f, spec, m, E, &e);
+    MB *x = tf_apply(f, spec, m, E, NULL, &e);
     /* rows: dog -> code 1, emu -> 3, yak -> none, missing -> none, cat -> 2 */
     const int code[] = {1, 3, 0, 0, 2};
     bool ok = x && x->rows == 5 && x->cols == 5;
@@ -782,14 +782,14 @@ static void test_word_embedding(void)
     }
     T_CHECK(ok, "word embedding rows: %s", e.msg);
     mb_release(x);
-    T_CHECK(!tf_apply(f, spec, m, NULL, &e) && strstr(e.msg, "embedding="), "no embedding: %s", e.msg);
+    T_CHECK(!tf_apply(f, spec, m, NULL, NULL, &e) && strstr(e.msg, "embedding="), "no embedding: %s", e.msg);
     br_err_clear(&e);
     MB *E2 = mb_dense(2, 4, &e);   /* emu's code 3 has no row */
-    T_CHECK(!tf_apply(f, spec, m, E2, &e) && strstr(e.msg, "no row"), "short embedding: %s", e.msg);
+    T_CHECK(!tf_apply(f, spec, m, E2, NULL, &e) && strstr(e.msg, "no row"), "short embedding: %s", e.msg);
     br_err_clear(&e);
     MB *xo = NULL;
     FB *mo = NULL;
-    T_CHECK(tf_encode(f, spec, &xo, &mo, &e) != 0 && strstr(e.msg, "transformapply"), "encode: %s", e.msg);
+    T_CHECK(tf_encode(f, spec, &xo, &mo, NULL, &e) != 0 && strstr(e.msg, "transformapply"), "encode: %s", e.msg);
     br_err_clear(&e);
     mb_release(xo); fb_release(mo);
     mb_release(E); mb_release(E2); fb_release(m); fb_release(f);
