@@ -3,6 +3,7 @@ logic): selection with every operator, inner joins (duplicate keys, keys
 without partner, every method) and group-by (key column first, middle and
 last) on random integer tables."""
 import random
+import struct
 
 from _common import wmat, wref, wscalar
 
@@ -32,9 +33,29 @@ wscalar("join_methods_ok", True)
 wscalar("join_none", 0)
 
 
+def java_hashset_order(vals):
+    """The iteration order of Java's HashSet<Double> filled with vals in
+    order (SystemDS's unique()), for sets whose buckets stay lists (at most
+    8 keys each): buckets ascending by the spread hash & (capacity - 1),
+    keys in insertion order within a bucket (resizes split lists in
+    order); the capacity doubles from 16 while size > 3/4 of it."""
+    keys = list(dict.fromkeys(vals))
+    cap = 16
+    while len(keys) > 0.75 * cap:
+        cap *= 2
+
+    def bucket(x):
+        b = struct.unpack(">q", struct.pack(">d", x))[0] & 0xFFFFFFFFFFFFFFFF
+        h = (b ^ (b >> 32)) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (cap - 1)
+
+    assert max(sum(1 for y in keys if bucket(y) == bucket(x)) for x in keys) <= 8
+    return sorted(keys, key=bucket)
+
+
 def groupby(X, c):
-    # groups in order of first occurrence (SystemDS's unique() order)
-    keys = list(dict.fromkeys(r[c] for r in X))
+    # groups in SystemDS's unique() order (Java's HashSet iteration order)
+    keys = java_hashset_order([r[c] for r in X])
     groups = [[v for r in X if r[c] == k for j, v in enumerate(r) if j != c] for k in keys]
     w = max(len(g) for g in groups)
     return [[k] + g + [0.0] * (w - len(g)) for k, g in zip(keys, groups)]
