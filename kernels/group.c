@@ -481,6 +481,33 @@ static MB *groupagg(const MB *target, const MB *groups, const MB *weights, GaFn 
 
 /* ------------------------------------------------------------- unique */
 
+/* Adds row i's cells to s in column order, as SystemDS's get(i, j) loop
+ * meets them, without a lookup per cell: a dense row directly, a sparse
+ * row's stored values with its implicit 0 added where it first occurs
+ * (its first gap; later zeros add nothing). Returns false when out of
+ * memory. */
+static bool add_row(JHashSet *s, const MB *a, int64_t i)
+{
+    int64_t n = a->cols;
+    if (!a->sparse) {
+        const double *r = a->d + i * n;
+        for (int64_t j = 0; j < n; j++)
+            if (jhs_add(s, r[j]) < 0) return false;
+        return true;
+    }
+    int64_t expect = 0;
+    bool zero = false;
+    for (int64_t k = a->rp[i]; k < a->rp[i + 1]; k++) {
+        if (!zero && a->ci[k] > expect) {
+            zero = true;
+            if (jhs_add(s, 0.0) < 0) return false;
+        }
+        if (jhs_add(s, a->v[k]) < 0) return false;
+        expect = a->ci[k] + 1;
+    }
+    return zero || expect >= n || jhs_add(s, 0.0) >= 0;
+}
+
 MB *k_unique(const MB *a, int dir, BrErr *e)
 {
     int64_t m = a->rows, n = a->cols;
@@ -490,8 +517,7 @@ MB *k_unique(const MB *a, int dir, BrErr *e)
     double *vals = NULL;
     bool ok = true;
     if (dir == 0) {
-        for (int64_t i = 0; i < m && ok; i++)
-            for (int64_t j = 0; j < n && ok; j++) ok = jhs_add(&s, mb_get(a, i, j)) >= 0;
+        for (int64_t i = 0; i < m && ok; i++) ok = add_row(&s, a, i);
         if (ok && (c = mb_dense_uninit(jhs_size(&s), 1, e))) jhs_values(&s, c->d);
     } else {
         /* the lines: rows (dir 1) or columns (dir 2); pass 1 sizes the
@@ -505,8 +531,8 @@ MB *k_unique(const MB *a, int dir, BrErr *e)
             }
             for (int64_t l = 0; l < lines && ok; l++) {
                 jhs_clear(&s);
-                for (int64_t k = 0; k < len && ok; k++)
-                    ok = jhs_add(&s, dir == 1 ? mb_get(a, l, k) : mb_get(a, k, l)) >= 0;
+                if (dir == 1) ok = add_row(&s, a, l);
+                for (int64_t k = 0; dir == 2 && k < len && ok; k++) ok = jhs_add(&s, mb_get(a, k, l)) >= 0;
                 if (!ok) break;
                 if (pass == 0) {
                     if (jhs_size(&s) > width) width = jhs_size(&s);
