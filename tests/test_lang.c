@@ -662,13 +662,15 @@ static void test_library_sources(void)
         mkdir(path, 0755);
     }
     snprintf(bdir, sizeof bdir, "%s/inst/scripts/builtin", dir);
-    snprintf(path, sizeof path, "%s/usehelp.dml", bdir);
-    write_file(path, "source(\"scripts/builtin/helper.dml\") as h\n"
-               "m_usehelp = function(Double x) return (Double y) { y = h::braidOnly(x) }\n");
-    snprintf(path, sizeof path, "%s/helper.dml", bdir);
-    write_file(path, "braidOnly = function(Double x) return (Double y) { y = x + 1 }\n");
-    snprintf(path, sizeof path, "%s/work/scripts/builtin/helper.dml", dir);
-    write_file(path, "other = function(Double x) return (Double y) { y = x }\n");
+    const char *files[][2] = {
+        {"inst/scripts/builtin/usehelp.dml", "source(\"scripts/builtin/helper.dml\") as h\n"
+                                             "m_usehelp = function(Double x) return (Double y) { y = h::braidOnly(x) }\n"},
+        {"inst/scripts/builtin/helper.dml", "braidOnly = function(Double x) return (Double y) { y = x + 1 }\n"},
+        {"work/scripts/builtin/helper.dml", "other = function(Double x) return (Double y) { y = x }\n"}};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i][0]);
+        write_file(path, files[i][1]);
+    }
     snprintf(path, sizeof path, "%s/work", dir);
     if (getcwd(cwd, sizeof cwd) && chdir(path) == 0) {
         LangOptions o = { .builtin_dir = bdir };
