@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../kernels/jhashset.h"
 #include "../matrix/format.h"
 
 #define TF_SEP "\xc2\xb7" /* U+00B7, SystemDS's Lop.DATATYPE_PREFIX */
@@ -795,6 +796,34 @@ static MB *encode_rows(Tf *t, const FB *f, const bool *keep, int64_t nkeep, BrEr
 
 /* ---- public ---- */
 
+/* The metadata row of each recode map entry: Java's HashMap<String,
+ * Integer> iteration order of the tokens put in code order (SystemDS's
+ * ColumnEncoderRecode.getMetaData writes its map so). Caller frees. */
+static int64_t *recode_rows(const SMap *m, BrErr *e)
+{
+    int64_t *byc = br_malloc((size_t)m->n * sizeof(int64_t)), *ord = br_malloc((size_t)m->n * sizeof(int64_t));
+    int64_t *row = br_malloc((size_t)m->n * sizeof(int64_t));
+    JHashSet h;
+    jhs_init(&h);
+    bool ok = byc && ord && row;
+    /* entries by code (encoding assigns the codes 1..n, each once) */
+    for (int64_t x = 0; ok && x < m->n; x++) byc[m->code[x] - 1] = x;
+    for (int64_t k = 0; ok && k < m->n; k++) ok = jhs_add_str(&h, m->tok[byc[k]]) >= 0;
+    if (ok) {
+        jhs_order(&h, ord);   /* insertion ranks = codes - 1 */
+        for (int64_t r = 0; r < m->n; r++) row[byc[ord[r]]] = r;
+    }
+    jhs_free(&h);
+    free(byc);
+    free(ord);
+    if (!ok) {
+        free(row);
+        br_err(e, BR_ENOMEM, "out of memory");
+        return NULL;
+    }
+    return row;
+}
+
 /* The spec's "udf" and its columns' output ranges (after layout). */
 static int take_udf(const Tf *t, TfUdf *u, BrErr *e)
 {
@@ -851,6 +880,11 @@ int tf_encode(const FB *f, const char *spec, MB **xo, FB **mo, TfUdf *udf, BrErr
            recode its number of distinct values, bin its number of bins */
         if (fb_set_nd(m, j, c->recode ? c->map.n : c->bin ? c->nb : -1, e)) goto out;
         char buf[96], a[40], b[40];
+        /* the rows in the order SystemDS's getMetaData writes them, its
+           HashMap<String, Integer>'s iteration order (keys put in code
+           order), not by code */
+        int64_t *row = NULL;
+        if (c->recode && c->map.n > 0 && !(row = recode_rows(&c->map, e))) goto out;
         for (int64_t k = 0; c->recode && k < c->map.n; k++) {
             char code[32];
             fmt_int(c->map.code[k], code, sizeof code);
@@ -860,10 +894,11 @@ int tf_encode(const FB *f, const char *spec, MB **xo, FB **mo, TfUdf *udf, BrErr
             memcpy(s, c->map.tok[k], lt);
             memcpy(s + lt, TF_SEP, ls);
             memcpy(s + lt + ls, code, lc + 1);
-            int rc = fb_set_text(m, c->map.code[k] - 1, j, s, strlen(s), e);
+            int rc = fb_set_text(m, row[k], j, s, strlen(s), e);
             free(s);
-            if (rc) goto out;
+            if (rc) { free(row); goto out; }
         }
+        free(row);
         if (c->hash) {
             fmt_int(t.K, buf, sizeof buf);   /* SystemDS keeps K in row 1 */
             if (fb_set_text(m, 0, j, buf, strlen(buf), e)) goto out;

@@ -15,6 +15,7 @@
 
 struct JNode {
     double key;
+    const char *str;   /* a String key (UTF-8, the caller's), or NULL */
     uint64_t bits;     /* Double.doubleToLongBits (NaN canonical) */
     int32_t hash;      /* spread hash, signed as Java's int */
     int64_t next, prev, parent;
@@ -38,9 +39,60 @@ static int32_t spread(uint64_t bits)
     return (int32_t)(h ^ (h >> 16));
 }
 
-/* Double.compare(a, b) of distinct keys by their bits */
+/* The next UTF-16 code unit of UTF-8 text *p (a pending low surrogate in
+ * *low); -1 at the end. Malformed bytes count as themselves. */
+static int utf16_next(const unsigned char **p, int *low)
+{
+    if (*low >= 0) {
+        int u = *low;
+        *low = -1;
+        return u;
+    }
+    const unsigned char *q = *p;
+    if (!*q) return -1;
+    uint32_t c = q[0];
+    int n = c >= 0xf0 && c < 0xf8 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
+    if (c >= 0xf8 || (c >= 0x80 && c < 0xc0)) n = 0;
+    c = n == 3 ? c & 7 : n == 2 ? c & 15 : n == 1 ? c & 31 : c;
+    int k = 1;
+    for (; k <= n && (q[k] & 0xc0) == 0x80; k++) c = (c << 6) | (q[k] & 63);
+    if (k <= n) { c = q[0]; k = 1; }   /* truncated: the byte itself */
+    *p = q + k;
+    if (c >= 0x10000) {
+        c -= 0x10000;
+        *low = (int)(0xdc00 + (c & 0x3ff));
+        return (int)(0xd800 + (c >> 10));
+    }
+    return (int)c;
+}
+
+/* Java's String.hashCode over the UTF-16 code units of s */
+static int32_t string_hash(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    int low = -1;
+    uint32_t h = 0;
+    for (int u; (u = utf16_next(&p, &low)) >= 0;) h = 31 * h + (uint32_t)u;
+    return (int32_t)h;
+}
+
+/* Java's String.compareTo: UTF-16 code units, then length */
+static int scompare(const char *a, const char *b)
+{
+    const unsigned char *p = (const unsigned char *)a, *q = (const unsigned char *)b;
+    int la = -1, lb = -1;
+    for (;;) {
+        int x = utf16_next(&p, &la), y = utf16_next(&q, &lb);
+        if (x != y) return x < 0 ? -1 : y < 0 ? 1 : x < y ? -1 : 1;
+        if (x < 0) return 0;
+    }
+}
+
+/* Double.compare(a, b) of distinct keys by their bits (String.compareTo
+ * for String keys) */
 static int dcompare(const JNode *a, const JNode *b)
 {
+    if (a->str) return scompare(a->str, b->str);
     if (a->key < b->key) return -1;
     if (a->key > b->key) return 1;
     int64_t x = (int64_t)a->bits, y = (int64_t)b->bits;
@@ -247,7 +299,7 @@ static int resize(JHashSet *s)
     return 0;
 }
 
-static int64_t new_node(JHashSet *s, double x, uint64_t bits, int32_t h)
+static int64_t new_node(JHashSet *s, double x, const char *str, uint64_t bits, int32_t h)
 {
     if (s->n == s->ncap) {
         int64_t nc = s->ncap ? 2 * s->ncap : 64;
@@ -259,6 +311,7 @@ static int64_t new_node(JHashSet *s, double x, uint64_t bits, int32_t h)
     int64_t i = s->n++;
     JNode *z = &s->nodes[i];
     z->key = x;
+    z->str = str;
     z->bits = bits;
     z->hash = h;
     z->next = z->prev = z->parent = z->kid[0] = z->kid[1] = -1;
@@ -286,37 +339,40 @@ static int tree_add(JHashSet *s, int64_t head, int64_t x)
     return 0;
 }
 
-/* Is key (bits, h) in the bucket starting at head? */
-static bool has(const JHashSet *s, int64_t head, uint64_t bits, int32_t h)
+static bool same_key(const JNode *q, uint64_t bits, const char *str, int32_t h)
+{
+    return q->hash == h && (str ? !strcmp(q->str, str) : q->bits == bits);
+}
+
+/* Is key (bits or str, h) in the bucket starting at head? */
+static bool has(const JHashSet *s, int64_t head, uint64_t bits, const char *str, int32_t h)
 {
     if (head >= 0 && s->nodes[head].tree) {
         /* the tree: by hash, then Double.compare */
         int64_t p = head;
         while (s->nodes[p].parent >= 0) p = s->nodes[p].parent;
-        JNode probe = {.bits = bits, .hash = h};
+        JNode probe = {.bits = bits, .str = str, .hash = h};
         memcpy(&probe.key, &bits, sizeof probe.key);
         while (p >= 0) {
             const JNode *q = &s->nodes[p];
-            if (q->hash == h && q->bits == bits) return true;
+            if (same_key(q, bits, str, h)) return true;
             int d = q->hash > h ? -1 : q->hash < h ? 1 : dcompare(&probe, q);
             p = q->kid[d <= 0 ? 0 : 1];
         }
         return false;
     }
     for (int64_t p = head; p >= 0; p = s->nodes[p].next)
-        if (s->nodes[p].hash == h && s->nodes[p].bits == bits) return true;
+        if (same_key(&s->nodes[p], bits, str, h)) return true;
     return false;
 }
 
-int jhs_add(JHashSet *s, double x)
+static int add(JHashSet *s, double x, const char *str, uint64_t bits, int32_t h)
 {
     if (s->cap == 0 && resize(s)) return -1;
-    uint64_t bits = dbits(x);
-    int32_t h = spread(bits);
     int64_t i = (int64_t)((uint32_t)h & (uint64_t)(s->cap - 1));
     int64_t head = s->tab[i];
-    if (has(s, head, bits, h)) return 0;
-    int64_t z = new_node(s, x != x ? x : x, bits, h);
+    if (has(s, head, bits, str, h)) return 0;
+    int64_t z = new_node(s, x, str, bits, h);
     if (z < 0) return -1;
     if (head < 0) {
         s->tab[i] = z;
@@ -341,6 +397,25 @@ int jhs_add(JHashSet *s, double x)
     }
     if (s->n > s->thr && resize(s)) return -1;
     return 1;
+}
+
+int jhs_add(JHashSet *s, double x)
+{
+    uint64_t bits = dbits(x);
+    return add(s, x, NULL, bits, spread(bits));
+}
+
+int jhs_add_str(JHashSet *s, const char *str)
+{
+    uint32_t h = (uint32_t)string_hash(str);
+    return add(s, 0, str, 0, (int32_t)(h ^ (h >> 16)));
+}
+
+void jhs_order(const JHashSet *s, int64_t *out)
+{
+    int64_t k = 0;
+    for (int64_t i = 0; i < s->cap; i++)
+        for (int64_t p = s->tab[i]; p >= 0; p = s->nodes[p].next) out[k++] = p;
 }
 
 void jhs_values(const JHashSet *s, double *out)

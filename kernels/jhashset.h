@@ -1,4 +1,5 @@
-/* jhashset.h: the iteration order of Java's HashSet<Double>, which
+/* jhashset.h: the iteration order of Java's HashSet<Double> (and of a
+ * HashMap<String, ...>'s keys: SystemDS's recode metadata), which
  * SystemDS's unique() returns its values in (LibMatrixSketch): a
  * simulation of java.util.HashMap's table (16 buckets at first, doubled
  * past 3/4 full, buckets split in order), its buckets' lists (new keys at
@@ -32,5 +33,13 @@ int jhs_add(JHashSet *s, double x);
 static inline int64_t jhs_size(const JHashSet *s) { return s->n; }
 /* The keys in the set's iteration order into out (jhs_size of them). */
 void jhs_values(const JHashSet *s, double *out);
+/* A HashSet<String> (or HashMap<String, ...>'s keys) instead: adds
+ * string str (UTF-8; kept by pointer, so it must outlive the set; hashed
+ * and compared as Java's String, by UTF-16 code units). A set holds
+ * either doubles or strings. Returns as jhs_add. */
+int jhs_add_str(JHashSet *s, const char *str);
+/* The keys' insertion ranks (0 = the first key added) in the set's
+ * iteration order into out (jhs_size of them). */
+void jhs_order(const JHashSet *s, int64_t *out);
 
 #endif

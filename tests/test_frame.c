@@ -483,10 +483,15 @@ static void test_transform(void)
     for (int i = 0; ok && i < 5; i++)
         for (int j = 0; ok && j < 4; j++) ok = mb_get(x, i, j) == want[i][j];
     T_CHECK(ok, "recode codes");
+    /* the rows in SystemDS's order, its HashMap<String, Integer>'s (as
+     * the JDK iterates these keys put in code order: zip 94555, 91312,
+     * 96334, 95141; district east, south, north, west; view TRUE, FALSE) */
     T_CHECK(m && m->rows == 4 && m->cols == 4 && !strcmp(m->names[1], "district") &&
-            !strcmp(m->c[0]->s[0], "95141" MID "1") && !strcmp(m->c[0]->s[3], "96334" MID "4") &&
-            !strcmp(m->c[1]->s[3], "east" MID "4") && !m->c[2]->s[0] && !strcmp(m->c[3]->s[1], "TRUE" MID "2") &&
-            !m->c[3]->s[2], "metadata frame");
+            !strcmp(m->c[0]->s[0], "94555" MID "3") && !strcmp(m->c[0]->s[1], "91312" MID "2") &&
+            !strcmp(m->c[0]->s[2], "96334" MID "4") && !strcmp(m->c[0]->s[3], "95141" MID "1") &&
+            !strcmp(m->c[1]->s[0], "east" MID "4") && !strcmp(m->c[1]->s[3], "west" MID "1") && !m->c[2]->s[0] &&
+            !strcmp(m->c[3]->s[0], "TRUE" MID "2") && !strcmp(m->c[3]->s[1], "FALSE" MID "1") && !m->c[3]->s[2],
+            "metadata frame");
     /* decode inverts recode; pass-through comes back as FP64 */
     FB *d = tf_decode(x, "{\"recode\": [\"zip\", \"district\", \"view\"]}", m, &e);
     ok = d && d->rows == 5 && d->cols == 4 && d->c[2]->type == FB_FP64 && d->c[0]->type == FB_STRING;

@@ -2,6 +2,7 @@
  * against naive reference loops over mb_get, sweeping shapes, sparsity,
  * input formats and thread counts 1 and 2; plus the small examples of the
  * conformance cases (reorg_*, build_*, idx_*). */
+#include "kernels/jhashset.h"
 #include "t.h"
 #include "kernels/reorg.h"
 
@@ -300,6 +301,40 @@ static void unique_java_order(void)
     T_CHECK(ok, "unique(dir=\"r\") of SystemDS's skinny row");
     mb_release(u);
     mb_release(skm); mb_release(cm); mb_release(a); mb_release(b); mb_release(d);
+}
+
+/* Java's HashMap<String, Integer> iteration order (SystemDS's recode
+ * metadata rows): 80 tokens, 16 of them with one String.hashCode (the
+ * "Aa"/"BB" blocks: a tree bucket) and non-ASCII ones (UTF-16 code units,
+ * a surrogate pair); expected ranks printed by tests/data/HashSetRef.java
+ * str on the JDK */
+static void unique_java_strings(void)
+{
+    static const int want[80] = {76, 63, 65, 64, 13, 68, 67, 15, 70, 14, 69, 18, 73, 17, 72, 20, 19, 74, 23, 22, 24, 27, 25, 0, 29, 2, 28, 3, 32, 4, 30, 5, 34, 7, 33, 8, 37, 9, 35, 10, 79, 12, 16, 1, 6, 11, 21, 26, 31, 36, 41, 46, 51, 56, 61, 66, 71, 75, 38, 40, 39, 43, 42, 45, 44, 48, 47, 49, 77, 52, 50, 54, 53, 57, 78, 55, 59, 58, 62, 60};
+    char toks[80][16], coll[16][9];
+    for (int c = 0; c < 16; c++) {
+        coll[c][0] = 0;
+        for (int b = 3; b >= 0; b--) strcat(coll[c], (c >> b) & 1 ? "BB" : "Aa");
+    }
+    int n = 0, left = 16;
+    for (int i = 0; i < 60; i++) {
+        snprintf(toks[n++], sizeof toks[0], "x%d", i);
+        if (i % 4 == 0 && left > 0) strcpy(toks[n++], coll[--left]);
+    }
+    for (int c = 0; c < left; c++) strcpy(toks[n++], coll[c]);
+    strcpy(toks[n++], "caf\xc3\xa9");
+    strcpy(toks[n++], "\xe4\xb8\xad\xe6\x96\x87");
+    strcpy(toks[n++], "\xf0\x9f\x98\x80");
+    strcpy(toks[n++], "zz");
+    JHashSet h;
+    jhs_init(&h);
+    for (int i = 0; i < n; i++) jhs_add_str(&h, toks[i]);
+    int64_t ord[80];
+    bool ok = n == 80 && jhs_size(&h) == 80;
+    if (ok) jhs_order(&h, ord);
+    for (int i = 0; ok && i < 80; i++) ok = ord[i] == want[i];
+    T_CHECK(ok, "HashMap<String> order differs from Java's");
+    jhs_free(&h);
 }
 
 static MB *ref_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu)
@@ -1399,6 +1434,7 @@ int main(void)
     TIMED(sweeps);
     TIMED(order_nan);
     TIMED(unique_java_order);
+    TIMED(unique_java_strings);
     TIMED(order_large);
     TIMED(table_tests);
     TIMED(table_large_tests);

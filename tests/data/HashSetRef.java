@@ -7,8 +7,12 @@
 // set cleared between them over two passes (the first sizes the output).
 // Prints the values' Double.doubleToLongBits, one output row per line,
 // then "fnv" and the FNV-1a 64 hash of all printed bits in order.
+// Mode "str": each line's tab-separated tokens put into a
+// HashMap<String, Integer> in order (SystemDS's recode map); prints the
+// tokens' insertion ranks (0-based) in the map's iteration order.
 //
 //   java -cp . HashSetRef rc|r|c < matrix.txt
+//   java -cp . HashSetRef str < tokens.txt
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.util.ArrayList;
@@ -26,6 +30,19 @@ public class HashSetRef {
 
     public static void main(String[] args) throws Exception {
         String dir = args[0];
+        if (dir.equals("str")) {
+            BufferedReader r = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
+            StringBuilder sb = new StringBuilder();
+            for (String line; (line = r.readLine()) != null;) {
+                java.util.HashMap<String, Integer> m = new java.util.HashMap<>();
+                for (String t : line.split("\t", -1))
+                    if (!t.isEmpty() && !m.containsKey(t)) m.put(t, m.size());
+                for (Integer v : m.values()) sb.append(v).append(' ');
+                sb.append('\n');
+            }
+            System.out.print(sb);
+            return;
+        }
         List<double[]> rows = new ArrayList<>();
         BufferedReader r = new BufferedReader(new InputStreamReader(System.in));
         for (String line; (line = r.readLine()) != null;) {

@@ -31,6 +31,42 @@ fstr <- function(cols, types, names = paste0("C", seq_along(cols)), sep = " ", n
 # Recode codes: position of first appearance among the non-missing values.
 recode <- function(x) match(x, unique(x[!is.na(x) & x != ""]))
 
+# The order SystemDS writes a recode column's metadata rows in: the
+# iteration order of Java's HashMap<String, Integer> its tokens were put in
+# (first appearance first), for maps whose buckets stay lists (at most 8
+# keys each): buckets ascending by Java's String.hashCode (over UTF-16
+# units) spread (h ^ h >>> 16) and masked by the capacity, keys in insertion
+# order within a bucket (resizes split lists in order); the capacity
+# doubles from 16 while the size exceeds 3/4 of it.
+java_map_order <- function(keys) {
+  keys <- unique(keys)
+  cap <- 16
+  while (length(keys) > 0.75 * cap) cap <- cap * 2
+  units <- function(s) {
+    cp <- utf8ToInt(s)
+    unlist(lapply(cp, function(c) if (c > 65535) {
+      c <- c - 65536
+      c(55296 + c %/% 1024, 56320 + c %% 1024)
+    } else c))
+  }
+  bucket <- function(s) {
+    h <- 0
+    for (u in units(s)) h <- (31 * h + u) %% 4294967296
+    hi <- h %/% 65536
+    (bitwXor(as.integer(h %% 65536), as.integer(hi)) + 65536 * hi) %% cap
+  }
+  b <- vapply(keys, bucket, 0, USE.NAMES = FALSE)
+  stopifnot(max(table(b)) <= 8)
+  keys[order(b)]
+}
+
+# Metadata entries "token·code" of a recode column, in java_map_order.
+recode_meta <- function(x) {
+  u <- unique(x[!is.na(x) & x != ""])
+  o <- java_map_order(u)
+  paste0(o, rawToChar(as.raw(c(0xc2, 0xb7))), match(o, u))
+}
+
 # Equi-width bin codes of x over [lo, hi] with k bins: bin i holds
 # (lo + (i-1)w, lo + i w], the first also lo; outside: NA.
 ewbin <- function(x, k, lo = min(x, na.rm = TRUE), hi = max(x, na.rm = TRUE)) {

@@ -33,3 +33,27 @@ def rows_to_cols(rows, ncol):
 def wstdout(lines):
     with open(os.path.join(EXP_DIR, "stdout.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
+
+
+def java_map_order(keys):
+    """The order SystemDS writes a recode column's metadata rows in: the
+    iteration order of Java's HashMap<String, Integer> the distinct keys
+    were put in (first appearance first), for maps whose buckets stay lists
+    (at most 8 keys each): buckets ascending by Java's String.hashCode (over
+    UTF-16 units) spread (h ^ h >>> 16) and masked by the capacity, keys in
+    insertion order within a bucket (resizes split lists in order); the
+    capacity doubles from 16 while the size exceeds 3/4 of it."""
+    keys = list(dict.fromkeys(keys))
+    cap = 16
+    while len(keys) > 0.75 * cap:
+        cap *= 2
+
+    def bucket(s):
+        u = s.encode("utf-16-be")
+        h = 0
+        for i in range(0, len(u), 2):
+            h = (31 * h + int.from_bytes(u[i:i + 2], "big")) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (cap - 1)
+
+    assert max(sum(1 for y in keys if bucket(y) == bucket(x)) for x in keys) <= 8
+    return sorted(keys, key=bucket)

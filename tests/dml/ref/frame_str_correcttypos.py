@@ -1,6 +1,7 @@
 """Reference of cases/frame_str_correcttypos.dml: SystemDS's correctTypos
-in Python: lower-cased strings, the dictionary in recode order (first
-appearance) with counts, optimal string alignment (restricted
+in Python: lower-cased strings, the dictionary in the order of the recode
+metadata's rows (java_map_order: Java's HashMap iteration order) with
+counts, optimal string alignment (restricted
 Damerau-Levenshtein) distances bounded as SystemDS bounds them (42000 for
 a length gap >= the threshold, for a pair abandoned after two rows above
 it, and on the diagonal), corrections from the lowest frequency up."""
@@ -9,7 +10,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import wmat, wscalar  # noqa: E402
-from _frames import fstr, wstdout  # noqa: E402
+from _frames import fstr, java_map_order, wstdout  # noqa: E402
 
 FAR = 42000
 
@@ -33,10 +34,7 @@ def osa_bounded(a, b, bound):
 
 def build(S, dt):
     vals = [s.lower() for s in S if s is not None]
-    words = []
-    for s in vals:
-        if s not in words:
-            words.append(s)
+    words = java_map_order(vals)
     count = [vals.count(w) for w in words]
     k = len(words)
     D = [[FAR] * k for _ in range(k)]

@@ -15,8 +15,7 @@ wscalar("diff.scalar", 0)
 keep <- !is.na(m$score) & !is.na(m$name)
 k <- m[keep, ]
 wmat("X2.csv", cbind(as.numeric(k$id), recode(k$name), recode(k$city), as.numeric(k$score), as.numeric(k$joined == "TRUE")))
-dot <- rawToChar(as.raw(c(0xc2, 0xb7)))
-ent <- function(v) { u <- unique(v); paste0(u, dot, seq_along(u)) }
+ent <- recode_meta   # metadata rows in SystemDS's order (java_map_order)
 n2 <- max(length(unique(k$name)), length(unique(k$city)))
 pad <- function(v) c(v, rep(NA, n2 - length(v)))
 M2 <- list(rep(NA, n2), pad(ent(k$name)), pad(ent(k$city)), rep(NA, n2), rep(NA, n2))
