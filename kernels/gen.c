@@ -78,7 +78,7 @@ int64_t k_fresh_seed(void)
 
 /* ------------------------------------------------ value generators */
 
-typedef enum { PDF_UNIFORM, PDF_NORMAL, PDF_POISSON } Pdf;
+typedef enum { PDF_UNIFORM, PDF_NORMAL, PDF_POISSON, PDF_CB_UNIFORM, PDF_CB_NORMAL } Pdf;
 
 /* The generator of one block's cell values: SystemDS's
  * UniformPRNGenerator (java.util.Random), NormalPRNGenerator (Box-Muller
@@ -224,8 +224,138 @@ static double vg_next(ValGen *g)
         int64_t k = next_poisson(&g->w, g->lambda);
         return (double)(k < INT32_MAX ? k : INT32_MAX);   /* sample()'s int */
     }
+    case PDF_CB_UNIFORM:
+    case PDF_CB_NORMAL:
+        break;   /* drawn by rand_cb, not cell by cell */
     }
     return 0;
+}
+
+/* -------------------------------------------- counter-based (Philox) */
+
+/* SystemDS's PhiloxUniformCBPRNGenerator: Philox4x64 with 10 rounds, the
+ * 128-bit key (seed, seed), a 256-bit counter. A call drawing n values
+ * from counter c gives value t the word t % 4 of the block at counter
+ * c + t / 4, then leaves the counter at c + n / 4 (rounded down: a final
+ * partial block's counter is used again by the next call, with the next
+ * block's key). Each word w becomes (double) w * 2^-64 + 0.5 (signed, so
+ * [0, 1)). */
+typedef struct { uint64_t w[4]; } Ctr256;
+
+void k_philox4x64(const uint64_t key[2], const uint64_t ctr[4], uint64_t out[4])
+{
+    const uint64_t m0 = 0xD2E7470EE14C6C93ULL, m1 = 0xCA5A826395121157ULL;
+    uint64_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
+    uint64_t k0 = key[0], k1 = key[1];
+    for (int r = 0; r < 10; r++) {
+        unsigned __int128 p0 = (unsigned __int128)m0 * c0, p1 = (unsigned __int128)m1 * c2;
+        uint64_t hi0 = (uint64_t)(p0 >> 64), lo0 = (uint64_t)p0;
+        uint64_t hi1 = (uint64_t)(p1 >> 64), lo1 = (uint64_t)p1;
+        c0 = hi1 ^ c1 ^ k0;
+        c2 = hi0 ^ c3 ^ k1;
+        c1 = lo1;
+        c3 = lo0;
+        k0 += 0x9E3779B97F4A7C15ULL;
+        k1 += 0xBB67AE8584CAA73BULL;
+    }
+    out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
+}
+
+static void ctr_add(Ctr256 *c, uint64_t n)
+{
+    uint64_t old = c->w[0];
+    c->w[0] += n;
+    if (c->w[0] >= old) return;   /* no carry */
+    for (int i = 1; i < 4 && ++c->w[i] == 0; i++) {}
+}
+
+static inline double philox_u01(uint64_t w)
+{
+    return (double)(int64_t)w * 0x1p-64 + 0.5;
+}
+
+/* The n values of a CB_UNIFORM (or, from 2 * ceil(n / 2) uniforms, of a
+ * CB_NORMAL: PhiloxNormalCBPRNGenerator's Box-Muller pairs) call from
+ * counter c into out. */
+static void philox_values(Pdf pdf, uint64_t seed, Ctr256 c, int64_t n, double *out)
+{
+    int64_t nu = pdf == PDF_CB_NORMAL ? n + n % 2 : n;
+    uint64_t w[4];
+    double u[4];
+    for (int64_t t = 0; t < nu; t += 4) {
+        k_philox4x64((const uint64_t[2]){seed, seed}, c.w, w);
+        ctr_add(&c, 1);
+        for (int q = 0; q < 4; q++) u[q] = philox_u01(w[q]);
+        for (int q = 0; q < 4 && t + q < nu; q += pdf == PDF_CB_NORMAL ? 2 : 1) {
+            if (pdf == PDF_CB_UNIFORM) { out[t + q] = u[q]; continue; }
+            double v1 = sqrt(-2 * log(u[q])), v2 = 2 * M_PI * u[q + 1];
+            out[t + q] = v1 * cos(v2);
+            if (t + q + 1 < n) out[t + q + 1] = v1 * sin(v2);
+        }
+    }
+}
+
+/* The counter-based pdfs: LibMatrixDatagen.genRandomNumbers on one
+ * thread, which fills each (dense, sparsity 1) block from its seed's
+ * generator, the counter starting at 0 and carried from block to block in
+ * row-major block order (each block advances it by its number of draws /
+ * 4, rounded down). SystemDS's multi-threaded rand restarts the counter in
+ * each task, so its numbers for a matrix of several blocks depend on its
+ * thread count; braid's are those of one thread. The blocks' start
+ * counters are known up front, so row blocks run in parallel here. */
+static MB *rand_cb(Pdf pdf, int64_t rows, int64_t cols, int64_t blen, const int64_t *seeds,
+                   BrErr *e)
+{
+    int64_t nrb = (rows + blen - 1) / blen, ncb = (cols + blen - 1) / blen;
+    MB *c = mb_dense_uninit(rows, cols, e);
+    Ctr256 *start = br_malloc((size_t)(nrb * ncb) * sizeof *start);
+    if (!c || !start) {
+        free(start);
+        if (!c) return NULL;
+        br_err(e, BR_ENOMEM, "rand: out of memory");
+        mb_release(c);
+        return NULL;
+    }
+    Ctr256 ctr = {{0, 0, 0, 0}};
+    for (int64_t l = 0; l < nrb * ncb; l++) {
+        int64_t rb = l / ncb, cb = l % ncb;
+        int64_t n = (rows - rb * blen < blen ? rows - rb * blen : blen) *
+                    (cols - cb * blen < blen ? cols - cb * blen : blen);
+        start[l] = ctr;
+        ctr_add(&ctr, (uint64_t)((pdf == PDF_CB_NORMAL ? n + n % 2 : n) / 4));
+    }
+    bool oom = false;
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(br_threads()) \
+        if (br_par((double)rows * (double)cols))
+    for (int64_t rb = 0; rb < nrb; rb++) {
+        int64_t r0 = rb * blen, br = rows - r0 < blen ? rows - r0 : blen;
+        double *buf = br_malloc((size_t)(br * blen) * sizeof *buf);
+        if (!buf) { oom = true; continue; }
+        for (int64_t cb = 0; cb < ncb; cb++) {
+            int64_t c0 = cb * blen, bc = cols - c0 < blen ? cols - c0 : blen;
+            philox_values(pdf, (uint64_t)seeds[rb * ncb + cb], start[rb * ncb + cb], br * bc, buf);
+            for (int64_t i = 0; i < br; i++)
+                memcpy(c->d + (r0 + i) * cols + c0, buf + i * bc, (size_t)bc * sizeof *buf);
+        }
+        free(buf);
+    }
+    free(start);
+    if (oom) {
+        br_err(e, BR_ENOMEM, "rand: out of memory");
+        mb_release(c);
+        return NULL;
+    }
+    int64_t nnz = 0, n = rows * cols;
+    bool finite = true;
+    #pragma omp parallel for reduction(+:nnz) reduction(&&:finite) num_threads(br_threads()) \
+        if (br_par((double)n))
+    for (int64_t k = 0; k < n; k++) {
+        nnz += c->d[k] != 0;
+        finite = finite && isfinite(c->d[k]);
+    }
+    c->nnz = nnz;
+    if (finite) mb_fin_set(c, false);
+    return mb_finish(c, e);
 }
 
 /* ---------------------------------------------------------------- rand */
@@ -365,9 +495,11 @@ MB *k_rand(int64_t rows, int64_t cols, double min, double max,
     if (!pdf || !strcasecmp(pdf, "uniform")) r.pdf = PDF_UNIFORM;
     else if (!strcasecmp(pdf, "normal")) r.pdf = PDF_NORMAL;
     else if (!strcasecmp(pdf, "poisson")) r.pdf = PDF_POISSON;
+    else if (!strcasecmp(pdf, "cb_uniform")) r.pdf = PDF_CB_UNIFORM;
+    else if (!strcasecmp(pdf, "cb_normal")) r.pdf = PDF_CB_NORMAL;
     else {
-        br_err(e, BR_EARG, "rand: unknown pdf '%s' (use uniform, normal or "
-               "poisson)", pdf);
+        br_err(e, BR_EARG, "rand: unknown pdf '%s' (use uniform, normal, "
+               "poisson, cb_uniform or cb_normal)", pdf);
         return NULL;
     }
     if (rows < 0 || cols < 0) {
@@ -386,7 +518,16 @@ MB *k_rand(int64_t rows, int64_t cols, double min, double max,
         br_err(e, BR_EARG, "rand: invalid poisson mean lambda %g", lambda);
         return NULL;
     }
-    /* normal and Poisson draws scale [0, 1) as SystemDS does */
+    /* SystemDS's counter-based generators fill dense blocks only: for a
+       sparsity in (0, 1) its matrix stays all zeros, which braid refuses */
+    bool cb = r.pdf == PDF_CB_UNIFORM || r.pdf == PDF_CB_NORMAL;
+    if (cb && sparsity > 0 && sparsity < 1) {
+        br_err(e, BR_EARG, "rand: pdf '%s' draws dense matrices only (sparsity 1 or 0), "
+               "got sparsity %g", pdf, sparsity);
+        return NULL;
+    }
+    /* normal, Poisson and the counter-based draws scale [0, 1) as SystemDS
+       does: min and max apply to pdf uniform only */
     if (r.pdf != PDF_UNIFORM) { min = 0; max = 1; }
     r.min = min; r.range = max - min; r.lambda = lambda;
     r.sparsity = sparsity; r.rows = rows; r.cols = cols;
@@ -409,6 +550,11 @@ MB *k_rand(int64_t rows, int64_t cols, double min, double max,
     r.ncb = (cols + r.blen - 1) / r.blen;
     int64_t *seeds = block_seeds(seed, nrb * r.ncb);
     if (!seeds) { br_err(e, BR_ENOMEM, "rand: out of memory"); return NULL; }
+    if (cb) {
+        MB *c = rand_cb(r.pdf, rows, cols, r.blen, seeds, e);
+        free(seeds);
+        return c;
+    }
     r.seeds = seeds;
     pthread_once(&exp_sa_once, exp_sa_init);
     bool sparse = sparsity < MB_SPARSITY_TURN_POINT;

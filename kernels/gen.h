@@ -22,7 +22,10 @@ MB *k_seq(double from, double to, double incr, BrErr *e);
 /* rand(rows=, cols=, min=, max=, sparsity=, pdf=, lambda=, seed=): each
  * cell is non-zero with probability sparsity; pdf "uniform" gives
  * min + (max-min)*u, "normal" standard normal values (min/max ignored),
- * "poisson" Poisson(lambda) counts. Drawn in blocks of br_blocksize()
+ * "poisson" Poisson(lambda) counts, "cb_uniform" and "cb_normal"
+ * SystemDS's counter-based (Philox4x64) uniform [0, 1) and standard normal
+ * values (min/max ignored; sparsity 1 or 0 only, as SystemDS draws no
+ * values otherwise). Drawn in blocks of br_blocksize()
  * squared (sysds.defaultblocksize), each from its own seed; a block
  * SystemDS would hold sparse selects its cells by geometric skips, others
  * cell by cell. Sparse output when sparsity < 0.4. Parallel over row
@@ -30,6 +33,11 @@ MB *k_seq(double from, double to, double incr, BrErr *e);
 MB *k_rand(int64_t rows, int64_t cols, double min, double max,
            double sparsity, const char *pdf, double lambda, int64_t seed,
            BrErr *e);
+
+/* Philox4x64 with 10 rounds (Salmon et al., "Parallel random numbers: as
+ * easy as 1, 2, 3", SC 2011): the block of four words at counter ctr under
+ * key; SystemDS's CB_UNIFORM/CB_NORMAL generators' core. */
+void k_philox4x64(const uint64_t key[2], const uint64_t ctr[4], uint64_t out[4]);
 
 /* sample(range, size, replace, seed): size x 1 column of values in
  * 1..range, distinct unless replace (then size <= range is required).

@@ -8,6 +8,14 @@
 // Math 3's Well1024a and PoissonDistribution (needs commons-math3 on the
 // class path). Prints one value per line (Double.toString, exact).
 //
+// PDF cb_uniform and cb_normal: SystemDS's counter-based generators
+// (PhiloxUniformCBPRNGenerator, PhiloxNormalCBPRNGenerator), our own
+// transcription of Philox4x64-10 (Salmon et al., SC 2011; the key
+// (seed, seed), words w as w * 2^-64 + 0.5) and of how LibMatrixDatagen
+// runs them on one thread: dense blocks only, the counter from 0 carried
+// from block to block, each block's draw advancing it by its count / 4
+// (a normal block draws count + count % 2 uniforms, Box-Muller pairs).
+//
 //   java -cp commons-math3.jar:. RandRef rand ROWS COLS MIN MAX SPARSITY PDF LAMBDA SEED BLEN
 //   java -cp . RandRef sample RANGE SIZE REPLACE SEED
 import java.util.Random;
@@ -72,9 +80,56 @@ public class RandRef {
         return (long) sparse < (long) dense;
     }
 
+    static long mulhi(long a, long b) {   // unsigned high word of a * b
+        return Math.multiplyHigh(a, b) + ((a >> 63) & b) + ((b >> 63) & a);
+    }
+
+    // Philox4x64-10: the four words at counter c under key (k0, k1).
+    static long[] philox(long k0, long k1, long[] c) {
+        long c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+        final long m0 = 0xD2E7470EE14C6C93L, m1 = 0xCA5A826395121157L;
+        for (int r = 0; r < 10; r++) {
+            long hi0 = mulhi(m0, c0), lo0 = m0 * c0, hi1 = mulhi(m1, c2), lo1 = m1 * c2;
+            c0 = hi1 ^ c1 ^ k0;
+            c2 = hi0 ^ c3 ^ k1;
+            c1 = lo1;
+            c3 = lo0;
+            k0 += 0x9E3779B97F4A7C15L;
+            k1 += 0xBB67AE8584CAA73BL;
+        }
+        return new long[] {c0, c1, c2, c3};
+    }
+
+    static void inc(long[] c) {
+        for (int i = 0; i < 4 && ++c[i] == 0; i++) { }
+    }
+
+    // One block's n values from counter ctr (advanced by the draws / 4).
+    static double[] cbBlock(boolean normal, long seed, long[] ctr, int n) {
+        int nu = normal ? n + n % 2 : n;
+        double[] u = new double[nu];
+        long[] c = ctr.clone();
+        for (int t = 0; t < nu; t += 4) {
+            long[] w = philox(seed, seed, c);
+            inc(c);
+            for (int q = 0; q < 4 && t + q < nu; q++) u[t + q] = w[q] * (0.5 / Long.MAX_VALUE) + 0.5;
+        }
+        for (int t = 0; t < nu / 4; t++) inc(ctr);
+        if (!normal) return u;
+        double[] v = new double[n];
+        for (int i = 0; i < n; i += 2) {
+            double a = Math.sqrt(-2 * Math.log(u[i])), b = 2 * Math.PI * u[i + 1];
+            v[i] = a * Math.cos(b);
+            if (i + 1 < n) v[i + 1] = a * Math.sin(b);
+        }
+        return v;
+    }
+
     static void rand(int rows, int cols, double min, double max, double sp, String pdf,
                      double lambda, long seed, int blen) {
         double[] out = new double[rows * cols];
+        boolean counterBased = pdf.startsWith("cb_");
+        long[] ctr = new long[4];
         Gen g = pdf.equals("normal") ? normal() : pdf.equals("poisson") ? poisson(lambda) : uniform();
         if (!pdf.equals("uniform")) { min = 0; max = 1; }
         double range = max - min;
@@ -91,6 +146,12 @@ public class RandRef {
             for (int cb = 0; cb < ncb; cb++) {
                 int r0 = rb * blen, c0 = cb * blen;
                 int br = Math.min(blen, rows - r0), bc = Math.min(blen, cols - c0);
+                if (counterBased) {
+                    double[] v = cbBlock(pdf.equals("cb_normal"), seeds[rb * ncb + cb], ctr, br * bc);
+                    for (int i = 0; i < br; i++)
+                        for (int j = 0; j < bc; j++) out[(r0 + i) * cols + c0 + j] = v[i * bc + j];
+                    continue;
+                }
                 g.seed(seeds[rb * ncb + cb]);
                 sel.setSeed((long) (g.next() * Long.MAX_VALUE));
                 if (sp < 1 && sparseBlock(br, bc, (long) (sp * br * bc))) {
