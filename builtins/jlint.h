@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../base/arena.h"
+#include "../base/junicode.h"
 #include "../base/strbuf.h"
 #include "jlambda.h"
 
@@ -60,24 +61,12 @@ static inline int u8_encode(uint32_t c, char *b)
     return 4;
 }
 
-/* Case mapping of ASCII and Latin-1 letters. */
-static inline uint32_t cp_upper(uint32_t c)
-{
-    if (c >= 'a' && c <= 'z') return c - 32;
-    if (c >= 0xE0 && c <= 0xFE && c != 0xF7) return c - 32;
-    return c;
-}
-static inline uint32_t cp_lower(uint32_t c)
-{
-    if (c >= 'A' && c <= 'Z') return c + 32;
-    if (c >= 0xC0 && c <= 0xDE && c != 0xD7) return c + 32;
-    return c;
-}
+/* Java's Character.toUpperCase/toLowerCase(char) (base/junicode.h). */
+static inline uint32_t cp_upper(uint32_t c) { return ju_to_upper(c); }
+static inline uint32_t cp_lower(uint32_t c) { return ju_to_lower(c); }
 static inline bool cp_space(uint32_t c) { return c == ' ' || (c >= 9 && c <= 13) || (c >= 0x1C && c <= 0x1F); }
-static inline bool cp_alpha(uint32_t c)
-{
-    return (c < 0x80 && isalpha((int)c)) || (c >= 0xC0 && c <= 0x24F && c != 0xD7 && c != 0xF7);
-}
+/* Java's Character.isLetter(char). */
+static inline bool cp_alpha(uint32_t c) { return ju_is_letter(c); }
 
 /* ---- the tree ---- */
 

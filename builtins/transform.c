@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../base/junicode.h"
 #include "../kernels/jhashset.h"
 #include "../matrix/format.h"
 
@@ -114,6 +115,9 @@ typedef struct TfCol {
     bool udf;              /* "udf": the spec's DML function over the
                               column's encoded columns (TfUdf) */
     bool hash;             /* feature hashing: |Java hash| % K + 1 */
+    bool bow;              /* bag_of_words: one column per token of the
+                              dictionary (map), the token's count in the
+                              cell's text */
     bool eqh;              /* equi-height bins (else equi-width) */
     int impute;            /* IM_* */
     char *ivalue;          /* imputation value (spec constant or built) */
@@ -316,12 +320,12 @@ static int tf_parse(Tf *t, const char *spec, const FB *names, const char *what, 
             continue;
         }
         bool list = !strcmp(k, "recode") || !strcmp(k, "dummycode") || !strcmp(k, "omit") || !strcmp(k, "hash") ||
-                    !strcmp(k, "word_embedding");
+                    !strcmp(k, "word_embedding") || !strcmp(k, "bag_of_words");
         bool objs = !strcmp(k, "bin") || !strcmp(k, "impute");
         if (!list && !objs) {
             rc = br_err(e, BR_EARG,
                         "%s: the transformation \"%s\" is not supported (recode, dummycode, hash, bin, impute, omit, "
-                        "word_embedding, udf)", what, k);
+                        "word_embedding, bag_of_words, udf)", what, k);
             break;
         }
         if (!cJSON_IsArray(it)) { rc = br_err(e, BR_EARG, "%s: \"%s\" must be a list", what, k); break; }
@@ -337,6 +341,7 @@ static int tf_parse(Tf *t, const char *spec, const FB *names, const char *what, 
             else if (!strcmp(k, "omit")) c->omit = true;
             else if (!strcmp(k, "hash")) c->hash = true;
             else if (!strcmp(k, "word_embedding")) c->wemb = c->recode = true;
+            else if (!strcmp(k, "bag_of_words")) c->bow = true;
             else if (!strcmp(k, "bin")) {
                 const cJSON *m = cJSON_GetObjectItemCaseSensitive(x, "method");
                 const cJSON *nb = cJSON_GetObjectItemCaseSensitive(x, "numbins");
@@ -380,6 +385,11 @@ static int tf_parse(Tf *t, const char *spec, const FB *names, const char *what, 
         if (c->hash && t->K < 1)
             return br_err(e, BR_EARG, "%s: hashing column '%s' needs a positive \"K\" in the spec", what,
                           names->names[j]);
+        /* as SystemDS's EncoderFactory: one first-level encoder per
+           column (a dummycoded column is recoded unless binned or hashed) */
+        if (c->bow && (c->recode || c->bin || c->hash))
+            return br_err(e, BR_EARG, "%s: column '%s' has bag_of_words and one of recode, dummycode, hash, bin "
+                          "and word_embedding (one of them per column)", what, names->names[j]);
         if (c->hash) c->maxcode = t->K;
         if (c->wemb && (c->dummy || c->bin || c->hash))
             return br_err(e, BR_EARG, "%s: word_embedding column '%s' is also dummycoded, binned or hashed", what,
@@ -562,11 +572,97 @@ static double hash_code(const Tf *t, const FB *f, int64_t i, int64_t j)
     return fmod(fabs(h), (double)t->K) + 1.0;
 }
 
+/* ---- bag of words ---- */
+
+/* One UTF-8 sequence of s (n bytes left) as a code point, its length in
+ * *len; a malformed byte is U+FFFD of length 1. */
+static uint32_t utf8_next(const unsigned char *s, size_t n, size_t *len)
+{
+    uint32_t c = s[0];
+    size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (!k || k > n) { *len = 1; return 0xFFFD; }
+    if (k == 1) { *len = 1; return c; }
+    c &= 0x3Fu >> (k - 1);
+    for (size_t i = 1; i < k; i++) {
+        if ((s[i] & 0xC0) != 0x80) { *len = 1; return 0xFFFD; }
+        c = c << 6 | (s[i] & 0x3Fu);
+    }
+    *len = k;
+    return c;
+}
+
+static size_t utf8_put(uint32_t c, char *o)
+{
+    if (c < 0x80) { o[0] = (char)c; return 1; }
+    if (c < 0x800) { o[0] = (char)(0xC0 | c >> 6); o[1] = (char)(0x80 | (c & 0x3F)); return 2; }
+    o[0] = (char)(0xE0 | c >> 12); o[1] = (char)(0x80 | ((c >> 6) & 0x3F)); o[2] = (char)(0x80 | (c & 0x3F));
+    return 3;
+}
+
+/* SystemDS's ColumnEncoderBagOfWords.tokenize: the letters of s (Java's
+ * Character.isLetter over UTF-16 units; a code point past the BMP is two
+ * units, neither a letter), lower-cased (Character.toLowerCase), every
+ * other unit a separator. Writes the tokens, the maximal runs of letters,
+ * NUL-terminated one after the other into buf (at least 2 strlen(s) + 2
+ * bytes: lower-casing grows a letter by at most one byte) and returns
+ * their number. */
+static int64_t bow_tokens(const char *s, char *buf)
+{
+    int64_t n = 0;
+    size_t len = strlen(s), o = 0;
+    bool in = false;
+    for (size_t i = 0, l; i < len; i += l) {
+        uint32_t c = utf8_next((const unsigned char *)s + i, len - i, &l);
+        if (ju_is_letter(c)) {
+            o += utf8_put(ju_to_lower(c), buf + o);
+            in = true;
+        } else if (in) {
+            buf[o++] = 0;
+            n++;
+            in = false;
+        }
+    }
+    if (in) { buf[o++] = 0; n++; }
+    return n;
+}
+
+/* The dictionary of bag_of_words column j: its tokens over the kept
+ * rows, coded 1..n in order of first appearance (SystemDS's build on one
+ * thread). */
+static int build_bow(Tf *t, const FB *f, int64_t j, const bool *keep, BrErr *e)
+{
+    TfCol *c = &t->c[j];
+    char nb[40];
+    char *buf = NULL;
+    size_t cap = 0;
+    for (int64_t i = 0; i < f->rows; i++) {
+        const char *s = keep[i] ? token(f, c, i, j, nb) : NULL;
+        if (!s) continue;
+        size_t need = 2 * strlen(s) + 2;
+        if (need > cap) {
+            char *nbuf = br_realloc(buf, need);
+            if (!nbuf) { free(buf); return br_err(e, BR_ENOMEM, "out of memory"); }
+            buf = nbuf;
+            cap = need;
+        }
+        const char *w = buf;
+        for (int64_t k = bow_tokens(s, buf); k > 0; k--, w += strlen(w) + 1)
+            if (smap_find(&c->map, w) < 0 && smap_add(&c->map, w, c->map.n + 1, e) < 0) {
+                free(buf);
+                return e->code;
+            }
+    }
+    free(buf);
+    c->maxcode = c->map.n;
+    return 0;
+}
+
 /* Builds recode map and bins of column j from the kept rows of f. */
 static int build_col(Tf *t, const FB *f, int64_t j, const bool *keep, BrErr *e)
 {
     TfCol *c = &t->c[j];
     char buf[40];
+    if (c->bow) return build_bow(t, f, j, keep, e);
     if (c->recode) {
         for (int64_t i = 0; i < f->rows; i++) {
             if (!keep[i]) continue;
@@ -621,7 +717,7 @@ static int load_col(Tf *t, const FB *m, int64_t j, BrErr *e)
         free(c->ivalue);
         c->ivalue = br_strdup(m->mv[j]);
     }
-    if (!c->recode && !c->bin) return 0;
+    if (!c->recode && !c->bin && !c->bow) return 0;
     const FbCol *mc = m->c[j];
     if (mc->type != FB_STRING)
         return br_err(e, BR_EARG, "%s: metadata column '%s' must hold strings", t->what, m->names[j]);
@@ -634,7 +730,7 @@ static int load_col(Tf *t, const FB *m, int64_t j, BrErr *e)
             return br_err(e, BR_EARG, "%s: metadata entry \"%.60s\" of column '%s' is not \"value" TF_SEP "code\"",
                           t->what, s, m->names[j]);
         int rc = 0;
-        if (c->recode) {
+        if (c->recode || c->bow) {
             double code;
             if (!fb_parse_num(b, strlen(b), &code) || code < 1 || code != floor(code))
                 rc = br_err(e, BR_EARG, "%s: bad code in metadata entry \"%.60s\"", t->what, s);
@@ -684,7 +780,7 @@ static int64_t layout(Tf *t)
     for (int64_t j = 0; j < t->n; j++) {
         TfCol *c = &t->c[j];
         c->out0 = at;
-        c->width = c->wemb ? (t->emb ? t->emb->cols : 0)
+        c->width = c->wemb ? (t->emb ? t->emb->cols : 0) : c->bow ? c->map.n
                  : !c->dummy ? 1 : c->dwidth > 0 ? c->dwidth : c->bin ? c->nb : c->maxcode;
         at += c->width;
     }
@@ -740,26 +836,92 @@ static int code_of(const Tf *t, const FB *f, const TfCol *c, int64_t i, int64_t 
     return 0;
 }
 
+/* A row of the encoded matrix being written: its dense cells d, and,
+ * when the matrix is built sparse, the columns made non-zero (t, nt of
+ * them, cap allocated; possibly repeated). */
+typedef struct {
+    double *d;
+    int64_t *t, nt, cap;
+    bool track;
+    bool oom;
+} Row;
+
+static void put(Row *w, int64_t k, double v)
+{
+    if (w->track && v != 0 && w->d[k] == 0) {
+        if (w->nt == w->cap) {
+            int64_t cap = w->cap ? 2 * w->cap : 64;
+            int64_t *nt = br_realloc(w->t, (size_t)cap * sizeof *nt);
+            if (!nt) { w->oom = true; return; }
+            w->t = nt;
+            w->cap = cap;
+        }
+        w->t[w->nt++] = k;
+    }
+    w->d[k] = v;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* Encodes the kept rows of f into a new matrix. Columns are written in
  * order, each dummycoded code as SystemDS's ColumnEncoderDummycode writes
  * it: the group's first column 0 (unless the code is 1), then a 1 at
  * first + code - 1, also past the group (transformapply with a code the
  * metadata's map gives beyond its line count: into the next columns,
  * which their own encoders may overwrite); past the matrix an error (an
- * index error in SystemDS). */
+ * index error in SystemDS). A bag_of_words column counts its cell's
+ * tokens into the columns of their codes (tokens the dictionary lacks
+ * are left out). With a bag_of_words column the matrix is built sparse,
+ * row by row, its format then chosen by the usual rule. */
 static MB *encode_rows(Tf *t, const FB *f, const bool *keep, int64_t nkeep, BrErr *e)
 {
     int64_t ncol = layout(t);
-    MB *x = mb_dense(nkeep, ncol, e);
+    bool sparse = false;
+    for (int64_t j = 0; j < t->n; j++) sparse = sparse || t->c[j].bow;
+    MB *x = sparse ? mb_sp_new(nkeep, ncol, 0, e) : mb_dense(nkeep, ncol, e);
     if (!x) return NULL;
+    Row w = {.track = sparse};
+    char *tok = NULL;
+    size_t tcap = 0;
+    if (sparse && !(w.d = br_calloc((size_t)(ncol > 0 ? ncol : 1), sizeof(double)))) goto oom;
     int64_t r = 0;
     for (int64_t i = 0; i < f->rows; i++) {
         if (!keep[i]) continue;
-        double *row = x->d + r * ncol;
+        if (!sparse) w.d = x->d + r * ncol;
         for (int64_t j = 0; j < t->n; j++) {
             TfCol *c = &t->c[j];
             double v = NAN;
-            if (code_of(t, f, c, i, j, &v, e)) { mb_release(x); return NULL; }
+            if (c->bow) {
+                char nb[40];
+                const char *s = token(f, c, i, j, nb);
+                if (!s) continue;
+                size_t need = 2 * strlen(s) + 2;
+                if (need > tcap) {
+                    char *b = br_realloc(tok, need);
+                    if (!b) goto oom;
+                    tok = b;
+                    tcap = need;
+                }
+                const char *q = tok;
+                for (int64_t k = bow_tokens(s, tok); k > 0; k--, q += strlen(q) + 1) {
+                    int64_t code = smap_get(&c->map, q);
+                    if (code < 1) continue;
+                    int64_t at = c->out0 + code - 1;
+                    if (at >= ncol) {
+                        br_err(e, BR_EARG, "%s: code %lld of token \"%.40s\" (column %lld) lies past the %lld "
+                               "encoded columns (the metadata's dictionary has fewer lines than codes)",
+                               t->what, (long long)code, q, (long long)(j + 1), (long long)ncol);
+                        goto fail;
+                    }
+                    put(&w, at, w.d[at] + 1);
+                }
+                continue;
+            }
+            if (code_of(t, f, c, i, j, &v, e)) goto fail;
             if (c->wemb) {
                 /* the code's row of the embedding matrix (SystemDS's
                    ColumnEncoderWordEmbedding; a token without a code, or
@@ -768,43 +930,72 @@ static MB *encode_rows(Tf *t, const FB *f, const bool *keep, int64_t nkeep, BrEr
                 if (v > (double)t->emb->rows) {
                     br_err(e, BR_EARG, "%s: code %lld of column %lld has no row in the %lld-row embedding matrix",
                            t->what, (long long)v, (long long)(j + 1), (long long)t->emb->rows);
-                    mb_release(x);
-                    return NULL;
+                    goto fail;
                 }
-                for (int64_t k = 0; k < c->width; k++) row[c->out0 + k] = mb_get(t->emb, (int64_t)v - 1, k);
-            } else if (!c->dummy) row[c->out0] = v;
-            else if (isnan(v) || v < 1) row[c->out0] = 0;
+                for (int64_t k = 0; k < c->width; k++) put(&w, c->out0 + k, mb_get(t->emb, (int64_t)v - 1, k));
+            } else if (!c->dummy) put(&w, c->out0, v);
+            else if (isnan(v) || v < 1) put(&w, c->out0, 0);
             else {
                 int64_t at = c->out0 + (int64_t)v - 1;
                 if (at >= ncol) {
                     br_err(e, BR_EARG, "%s: code %lld of column %lld lies past the %lld encoded columns "
                            "(its dummycoded group has %lld: the metadata's map has fewer lines than codes)",
                            t->what, (long long)v, (long long)(j + 1), (long long)ncol, (long long)c->width);
-                    mb_release(x);
-                    return NULL;
+                    goto fail;
                 }
-                if (at != c->out0) row[c->out0] = 0;
-                row[at] = 1;
+                if (at != c->out0) put(&w, c->out0, 0);
+                put(&w, at, 1);
             }
+        }
+        if (w.oom) goto oom;
+        if (sparse) {
+            /* the row's non-zeros in column order, its cells reset */
+            qsort(w.t, (size_t)w.nt, sizeof *w.t, cmp_i64);
+            for (int64_t k = 0; k < w.nt; k++) {
+                int64_t col = w.t[k];
+                if ((k > 0 && col == w.t[k - 1]) || w.d[col] == 0) continue;
+                if (mb_sp_append(x, r, col, w.d[col], e)) goto fail;
+            }
+            for (int64_t k = 0; k < w.nt; k++) w.d[w.t[k]] = 0;
+            w.nt = 0;
         }
         r++;
     }
-    mb_recount_nnz(x);
+    if (sparse) {
+        free(w.d);
+        free(w.t);
+        mb_sp_finish(x);
+    } else {
+        mb_recount_nnz(x);
+    }
+    free(tok);
     if (mb_examine(x, e)) { mb_release(x); return NULL; }
     return x;
+oom:
+    br_err(e, BR_ENOMEM, "out of memory");
+fail:
+    if (sparse) { free(w.d); free(w.t); }
+    free(tok);
+    mb_release(x);
+    return NULL;
 }
 
 /* ---- public ---- */
 
-/* The metadata row of each recode map entry: Java's HashMap<String,
- * Integer> iteration order of the tokens put in code order (SystemDS's
- * ColumnEncoderRecode.getMetaData writes its map so). Caller frees. */
-static int64_t *recode_rows(const SMap *m, BrErr *e)
+/* The metadata row of each recode map (or bag_of_words dictionary)
+ * entry: Java's HashMap<String, Integer> iteration order of the tokens put
+ * in code order (SystemDS's ColumnEncoderRecode/BagOfWords.getMetaData
+ * write their maps so). Caller frees. */
+static int64_t *recode_rows(const SMap *m, bool bow, BrErr *e)
 {
     int64_t *byc = br_malloc((size_t)m->n * sizeof(int64_t)), *ord = br_malloc((size_t)m->n * sizeof(int64_t));
     int64_t *row = br_malloc((size_t)m->n * sizeof(int64_t));
     JHashSet h;
-    jhs_init(&h);
+    /* a recode map is a new HashMap<>(), a bag_of_words dictionary a new
+       HashMap<>(estimated distinct count), 0 unless SystemDS's
+       partitioned multi-threaded build estimated it from a sample */
+    if (bow) jhs_init_cap(&h, 0);
+    else jhs_init(&h);
     bool ok = byc && ord && row;
     /* entries by code (encoding assigns the codes 1..n, each once) */
     for (int64_t x = 0; ok && x < m->n; x++) byc[m->code[x] - 1] = x;
@@ -866,7 +1057,7 @@ int tf_encode(const FB *f, const char *spec, MB **xo, FB **mo, TfUdf *udf, BrErr
     int64_t mrows = 0;
     for (int64_t j = 0; j < t.n; j++) {
         if (build_impute(&t, f, j, keep, e) || build_col(&t, f, j, keep, e)) goto out;
-        int64_t k = t.c[j].recode ? t.c[j].map.n : t.c[j].bin ? t.c[j].nb : t.c[j].hash ? 1 : 0;
+        int64_t k = t.c[j].recode || t.c[j].bow ? t.c[j].map.n : t.c[j].bin ? t.c[j].nb : t.c[j].hash ? 1 : 0;
         if (k > mrows) mrows = k;
     }
     if (!(x = encode_rows(&t, f, keep, nkeep, e)) || take_udf(&t, udf, e)) goto out;
@@ -882,10 +1073,11 @@ int tf_encode(const FB *f, const char *spec, MB **xo, FB **mo, TfUdf *udf, BrErr
         char buf[96], a[40], b[40];
         /* the rows in the order SystemDS's getMetaData writes them, its
            HashMap<String, Integer>'s iteration order (keys put in code
-           order), not by code */
+           order), not by code; a bag_of_words dictionary alike */
+        bool dict = c->recode || c->bow;
         int64_t *row = NULL;
-        if (c->recode && c->map.n > 0 && !(row = recode_rows(&c->map, e))) goto out;
-        for (int64_t k = 0; c->recode && k < c->map.n; k++) {
+        if (dict && c->map.n > 0 && !(row = recode_rows(&c->map, c->bow, e))) goto out;
+        for (int64_t k = 0; dict && k < c->map.n; k++) {
             char code[32];
             fmt_int(c->map.code[k], code, sizeof code);
             size_t lt = strlen(c->map.tok[k]), ls = strlen(TF_SEP), lc = strlen(code);
@@ -973,6 +1165,11 @@ FB *tf_decode(const MB *x, const char *spec, const FB *m, BrErr *e)
     FbType *types = NULL;
     if (tf_parse(&t, spec, m, "transformdecode", e)) goto out;
     for (int64_t j = 0; j < t.n; j++) {
+        if (t.c[j].bow) {
+            /* SystemDS's DecoderFactory has no bag_of_words decoder */
+            br_err(e, BR_EARG, "transformdecode: bag_of_words (column '%s') cannot be decoded", m->names[j]);
+            goto out;
+        }
         if (load_col(&t, m, j, e)) goto out;
         meta_domain(&t.c[j], m, j);
     }
@@ -1052,8 +1249,8 @@ MB *tf_catmask(const FB *m, const char *spec, BrErr *e)
     }
     int64_t total = 0;
     for (int64_t j = 0; j < t.n; j++) {
-        if (t.c[j].bin) {
-            br_err(e, BR_EARG, "getCategoricalMask: binning (column %lld) is not supported (as in SystemDS)",
+        if (t.c[j].bin || t.c[j].bow) {
+            br_err(e, BR_EARG, "getCategoricalMask: %s (column %lld) is not supported", t.c[j].bin ? "binning" : "bag_of_words",
                    (long long)j + 1);
             goto out;
         }

@@ -10,7 +10,17 @@
  *             "numbins": 3}],
  *    "impute": [{"name": "d", "method": "global_mean" | "global_mode" |
  *                "constant", "value": ...}],
- *    "omit": ["e"]}                        drop rows with missing values
+ *    "omit": ["e"],                        drop rows with missing values
+ *    "bag_of_words": ["t"]}                one column per token of t's
+ *                                          dictionary: the token's count
+ *
+ * bag_of_words (SystemDS's ColumnEncoderBagOfWords): a cell's tokens are
+ * its maximal runs of letters (Java's Character.isLetter over UTF-16
+ * units, base/junicode.h), lower-cased; the dictionary codes them 1..n in
+ * order of first appearance; tokens the dictionary lacks (transformapply)
+ * are left out. One first-level encoder per column: bag_of_words cannot
+ * be combined with recode, dummycode, hash or bin on its column, and is
+ * not decoded. The encoded matrix is built sparse with such a column.
  *
  * Other columns pass through as numbers. Missing values are NULL or empty
  * strings and NaN. Recode codes follow the order of first appearance (as
@@ -28,8 +38,10 @@
  * metadata holds K in row 1 of the column.
  *
  * The metadata frame M has one STRING column per input column (same
- * names): a recoded column holds "token·code" in row code (code order),
- * a binned one "binMin·binMax" per bin; '·' is U+00B7 (SystemDS's
+ * names): a recoded (or bag_of_words) column holds "token·code" per
+ * token, in the iteration order of the Java HashMap SystemDS keeps them in
+ * (kernels/jhashset.h: a new HashMap<>() for recode, new HashMap<>(0) for
+ * bag_of_words), a binned one "binMin·binMax" per bin; '·' is U+00B7 (SystemDS's
  * Lop.DATATYPE_PREFIX). Imputation values live in M's column metadata
  * (FB.mv), as SystemDS keeps them. M has as many rows as its longest
  * column.

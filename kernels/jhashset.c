@@ -101,6 +101,14 @@ static int dcompare(const JNode *a, const JNode *b)
 
 void jhs_init(JHashSet *s) { memset(s, 0, sizeof *s); }
 
+void jhs_init_cap(JHashSet *s, int64_t c)
+{
+    memset(s, 0, sizeof *s);
+    int64_t t = 1;   /* HashMap.tableSizeFor */
+    while (t < c) t *= 2;
+    s->init = t;
+}
+
 void jhs_free(JHashSet *s)
 {
     free(s->nodes);
@@ -262,14 +270,17 @@ static void split(JHashSet *s, int64_t *tab, int64_t index, int64_t bit, int64_t
 
 static int resize(JHashSet *s)
 {
-    int64_t oc = s->cap, nc = oc > 0 ? oc * 2 : 16;
+    /* HashMap.resize: the first table has the initial capacity (16 by
+       default), later ones double; the threshold is 3/4 of the table,
+       doubled with it from 16 buckets on */
+    int64_t oc = s->cap, nc = oc > 0 ? oc * 2 : s->init > 0 ? s->init : 16;
     int64_t *nt = br_malloc((size_t)nc * sizeof(int64_t));
     if (!nt) return -1;
     for (int64_t i = 0; i < nc; i++) nt[i] = -1;
     int64_t *ot = s->tab;
     s->tab = nt;
     s->cap = nc;
-    s->thr = oc > 0 ? s->thr * 2 : 12;
+    s->thr = oc >= 16 ? s->thr * 2 : (int64_t)((float)nc * 0.75f);
     for (int64_t j = 0; j < oc; j++) {
         int64_t e = ot[j];
         if (e < 0) continue;

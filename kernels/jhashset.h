@@ -21,9 +21,13 @@ typedef struct JHashSet {
     int64_t *tab;     /* bucket heads (node index, -1 empty) */
     int64_t cap;      /* buckets: 0 before the first add, kept by clear */
     int64_t thr;      /* resize above this many keys */
+    int64_t init;     /* the first table's buckets (0: 16) */
 } JHashSet;
 
 void jhs_init(JHashSet *s);
+/* As new HashMap<>(c): the first table has tableSizeFor(c) buckets (the
+ * least power of 2 >= c, 1 for c = 0), grown by the same rule. */
+void jhs_init_cap(JHashSet *s, int64_t c);
 void jhs_free(JHashSet *s);
 /* Removes every key; the table keeps its size, as HashMap.clear does. */
 void jhs_clear(JHashSet *s);

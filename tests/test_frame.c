@@ -8,6 +8,7 @@
 #include "io/io.h"
 #include "matrix/fb.h"
 #include "builtins/transform.h"
+#include "base/junicode.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -800,6 +801,181 @@ static void test_word_embedding(void)
     mb_release(E); mb_release(E2); fb_release(m); fb_release(f);
 }
 
+/* ---- bag of words ---- */
+
+/* Java's Character class on a few units (values the JDK 17 gives): the
+ * tables behind the tokenizer and the map() lambdas. */
+static void test_junicode(void)
+{
+    static const struct { uint32_t c; bool letter; uint32_t lo, up; } ref[] = {
+        {'A', true, 'a', 'A'}, {'z', true, 'z', 'Z'}, {'5', false, '5', '5'}, {0xAA, true, 0xAA, 0xAA},
+        {0xB5, true, 0xB5, 0x39C}, {0xD7, false, 0xD7, 0xD7}, {0xDF, true, 0xDF, 0xDF}, {0xFF, true, 0xFF, 0x178},
+        {0x130, true, 0x69, 0x130}, {0x131, true, 0x131, 0x49}, {0x23A, true, 0x2C65, 0x23A},
+        {0x345, false, 0x345, 0x399}, {0x3A3, true, 0x3C3, 0x3A3}, {0x3C2, true, 0x3C2, 0x3A3},
+        {0x5B0, false, 0x5B0, 0x5B0}, {0x5D0, true, 0x5D0, 0x5D0}, {0x660, false, 0x660, 0x660},
+        {0x93F, false, 0x93F, 0x93F}, {0x915, true, 0x915, 0x915}, {0x1E9E, true, 0xDF, 0x1E9E},
+        {0x2160, false, 0x2170, 0x2160}, {0x3042, true, 0x3042, 0x3042}, {0x4E00, true, 0x4E00, 0x4E00},
+        {0xD800, false, 0xD800, 0xD800}, {0xFF21, true, 0xFF41, 0xFF21}, {0xFFFD, false, 0xFFFD, 0xFFFD},
+        {0x10400, false, 0x10400, 0x10400}};
+    for (size_t k = 0; k < sizeof ref / sizeof ref[0]; k++)
+        T_CHECK(ju_is_letter(ref[k].c) == ref[k].letter && ju_to_lower(ref[k].c) == ref[k].lo &&
+                ju_to_upper(ref[k].c) == ref[k].up, "Java char class of U+%04X", (unsigned)ref[k].c);
+}
+
+/* Reference tokens of an ASCII text: maximal runs of letters, lower-cased. */
+static int ref_tokens(const char *s, char tok[][16], int max)
+{
+    int n = 0, l = 0;
+    for (const char *p = s;; p++) {
+        bool al = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z');
+        if (al && l < 15) tok[n][l++] = (char)(*p | 32);
+        else if (!al && l) { tok[n][l] = 0; l = 0; if (++n == max) break; }
+        if (!*p) break;
+    }
+    return n;
+}
+
+static void test_bag_of_words(void)
+{
+    BrErr e = {0};
+    test_junicode();
+    /* SystemDS's example: codes by first appearance (this is the first
+     * document ...), counts per row; the metadata rows in the JDK's
+     * HashMap order of the nine tokens (the, third, and, document, one,
+     * this, is, first, second) */
+    const char *cells[] = {"This is the first document", "A", "This document is the second document", "B",
+                           "And this is the third one", "A", "Is this the first document?", "C"};
+    FB *f = str_frame(4, 2, cells);
+    MB *x;
+    FB *m;
+    const char *spec = "{ids: true, bag_of_words: [1], recode: [2]}";
+    T_CHECK(tf_encode(f, spec, &x, &m, NULL, &e) == 0, "bow encode: %s", e.msg);
+    static const double want[4][10] = {{1, 1, 1, 1, 1, 0, 0, 0, 0, 1}, {1, 1, 1, 0, 2, 1, 0, 0, 0, 2},
+                                       {1, 1, 1, 0, 0, 0, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 0, 0, 0, 0, 3}};
+    bool ok = x && x->rows == 4 && x->cols == 10;
+    for (int i = 0; ok && i < 4; i++)
+        for (int j = 0; ok && j < 10; j++) ok = mb_get(x, i, j) == want[i][j];
+    T_CHECK(ok, "bow counts");
+    static const char *order[] = {"the" MID "3", "third" MID "8", "and" MID "7", "document" MID "5", "one" MID "9",
+                                  "this" MID "1", "is" MID "2", "first" MID "4", "second" MID "6"};
+    ok = m && m->rows == 9 && m->cols == 2 && !strcmp(m->c[1]->s[0], "A" MID "1") && !m->c[1]->s[3];
+    for (int k = 0; ok && k < 9; k++) ok = !strcmp(m->c[0]->s[k], order[k]);
+    T_CHECK(ok, "bow metadata in HashMap order");
+    /* apply: the same counts; tokens the dictionary lacks are left out */
+    MB *y = tf_apply(f, spec, m, NULL, NULL, &e);
+    T_CHECK(y && mb_equal(x, y, 0), "bow apply = encode: %s", e.msg);
+    mb_release(y);
+    const char *cells2[] = {"THE the Zebra; first!!", "C", "", "A"};
+    FB *f2 = str_frame(2, 2, cells2);
+    y = tf_apply(f2, spec, m, NULL, NULL, &e);
+    T_CHECK(y && y->cols == 10 && mb_get(y, 0, 2) == 2 && mb_get(y, 0, 3) == 1 && mb_get(y, 0, 9) == 3 &&
+            y->nnz == 4 && mb_get(y, 1, 9) == 1, "bow apply unknown tokens: %s", e.msg);
+    mb_release(y);
+    MB *cm = tf_colmap(m, spec, &e);
+    T_CHECK(cm && mb_get(cm, 0, 1) == 1 && mb_get(cm, 0, 2) == 9 && mb_get(cm, 1, 1) == 10 && mb_get(cm, 1, 2) == 10,
+            "bow colmap: %s", e.msg);
+    mb_release(cm);
+    T_CHECK(!tf_decode(x, spec, m, &e) && strstr(e.msg, "bag_of_words"), "bow decode refused: %s", e.msg);
+    br_err_clear(&e);
+    mb_release(x); fb_release(m);
+    /* the dictionary is a HashMap<>(0): 3 tokens in a table of 4 (JDK:
+     * a, e, c; a recode map's table of 16 gives a, c, e) */
+    const char *small[] = {"a e c"};
+    FB *fs = str_frame(1, 1, small);
+    T_CHECK(tf_encode(fs, "{ids: true, bag_of_words: [1]}", &x, &m, NULL, &e) == 0 && m->rows == 3 &&
+            !strcmp(m->c[0]->s[0], "a" MID "1") && !strcmp(m->c[0]->s[1], "e" MID "2") &&
+            !strcmp(m->c[0]->s[2], "c" MID "3"), "bow small dictionary order: %s", e.msg);
+    mb_release(x); fb_release(m); fb_release(fs);
+    /* one first-level encoder per column */
+    const char *bad[] = {"{ids: true, bag_of_words: [1], recode: [1]}", "{ids: true, bag_of_words: [1], dummycode: [1]}",
+                         "{ids: true, bag_of_words: [1], hash: [1], K: 3}",
+                         "{ids: true, bag_of_words: [1], bin: [{id: 1, method: equi-width}]}"};
+    for (int k = 0; k < 4; k++) {
+        x = NULL; m = NULL;
+        T_CHECK(tf_encode(f, bad[k], &x, &m, NULL, &e) != 0 && strstr(e.msg, "bag_of_words"), "bow conflict %d: %s",
+                k, e.msg);
+        br_err_clear(&e);
+        mb_release(x); fb_release(m);
+    }
+    /* bow with dummycode on another column */
+    T_CHECK(tf_encode(f, "{ids: true, bag_of_words: [1], dummycode: [2]}", &x, &m, NULL, &e) == 0 && x->cols == 12 &&
+            mb_get(x, 3, 11) == 1 && mb_get(x, 3, 9) == 0, "bow + dummycode: %s", e.msg);
+    mb_release(x); fb_release(m);
+    fb_release(f); fb_release(f2);
+    /* Unicode: Java's letters lower-cased; digits, punctuation, marks and
+     * code points past the BMP separate (codes über 1, straße 2, x 3, y 4,
+     * naïve 5, 日本語 6, テキスト 7, ab 8, c 9; metadata rows and nnz as
+     * the JDK gives them) */
+    const char *uc[] = {"\xc3\x9c" "ber stra\xc3\x9f" "e \xc3\x9c" "BER-STRA\xc3\x9f" "E 42x y", "",
+                        "na\xc3\xaf" "ve Na\xc3\x8f" "ve", "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe3\x83\x86\xe3\x82\xad\xe3\x82\xb9\xe3\x83\x88",
+                        "ab\xf0\x9f\x98\x80" "c\xcc\x81", NULL};
+    f = str_frame(5, 1, uc);
+    T_CHECK(tf_encode(f, "{ids: true, bag_of_words: [1]}", &x, &m, NULL, &e) == 0 && x->cols == 9 &&
+            mb_get(x, 0, 0) == 2 && mb_get(x, 0, 1) == 2 && mb_get(x, 0, 2) == 1 && mb_get(x, 2, 4) == 2 &&
+            mb_get(x, 4, 7) == 1 && mb_get(x, 4, 8) == 1 && x->nnz == 9, "bow unicode: %s", e.msg);
+    ok = m && m->rows == 9;
+    static const char *uorder[] = {"ab" MID "8", "stra\xc3\x9f" "e" MID "2", "c" MID "9", "na\xc3\xaf" "ve" MID "5",
+                                   "\xc3\xbc" "ber" MID "1", "x" MID "3", "y" MID "4",
+                                   "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e" MID "6",
+                                   "\xe3\x83\x86\xe3\x82\xad\xe3\x82\xb9\xe3\x83\x88" MID "7"};
+    for (int k = 0; ok && k < 9; k++) ok = !strcmp(m->c[0]->s[k], uorder[k]);
+    T_CHECK(ok, "bow unicode metadata");
+    mb_release(x); fb_release(m); fb_release(f);
+    /* random texts over a vocabulary (sparse and dense results) against a
+     * reference count, with omit on a second column */
+    static const char *vocab[] = {"alpha", "Beta", "gamma", "DELTA", "eps", "zeta", "eta", "theta", "iota", "kappa",
+                                  "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon"};
+    static const char *seps[] = {" ", ", ", "  ", "-", "3", "!? ", "\t"};
+    uint64_t st = 12345;
+    for (int rep = 0; rep < 12; rep++) {
+        int64_t rows = 1 + rep * 7, nv = 3 + rep % 18;
+        char (*text)[256] = calloc((size_t)rows, 256);
+        const char **cl = calloc((size_t)(2 * rows), sizeof *cl);
+        for (int64_t i = 0; i < rows; i++) {
+            int nw = (int)((st = st * 6364136223846793005ULL + 1442695040888963407ULL) >> 60) % 9;
+            for (int w = 0; w < nw; w++) {
+                st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+                strcat(text[i], vocab[(st >> 33) % (uint64_t)nv]);
+                strcat(text[i], seps[(st >> 20) % 7]);
+            }
+            cl[2 * i] = text[i];
+            cl[2 * i + 1] = (i % 5 == 3) ? "" : "7";
+        }
+        f = str_frame(rows, 2, cl);
+        x = NULL; m = NULL;
+        int rc = tf_encode(f, "{ids: true, bag_of_words: [1], omit: [2]}", &x, &m, NULL, &e);
+        /* reference: codes by first appearance over the kept rows */
+        char dict[32][16];
+        int nd = 0, kept = 0;
+        ok = rc == 0;
+        double *cnt = calloc((size_t)rows * 32, sizeof(double));
+        for (int64_t i = 0; ok && i < rows; i++) {
+            if (i % 5 == 3) continue;
+            char tk[16][16];
+            int nt = ref_tokens(text[i], tk, 16);
+            for (int q = 0; q < nt; q++) {
+                int c = 0;
+                while (c < nd && strcmp(dict[c], tk[q])) c++;
+                if (c == nd) strcpy(dict[nd++], tk[q]);
+                cnt[kept * 32 + c]++;
+            }
+            kept++;
+        }
+        ok = ok && x->rows == kept && x->cols == nd + 1 && m->rows == nd;
+        for (int64_t i = 0; ok && i < kept; i++)
+            for (int c = 0; ok && c < nd; c++) ok = mb_get(x, i, c) == cnt[i * 32 + c];
+        T_CHECK(ok, "bow random %d (%lld rows, %d tokens): %s", rep, (long long)rows, nd, e.msg);
+        if (ok) {
+            MB *ya = tf_apply(f, "{ids: true, bag_of_words: [1], omit: [2]}", m, NULL, NULL, &e);
+            T_CHECK(ya && mb_equal(ya, x, 0), "bow random apply %d: %s", rep, e.msg);
+            mb_release(ya);
+        }
+        br_err_clear(&e);
+        mb_release(x); fb_release(m); fb_release(f);
+        free(cnt); free(text); free(cl);
+    }
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/braid_test_frame_XXXXXX");
@@ -812,6 +988,7 @@ int main(void)
     test_transform_random();
     test_transform_hash_eqh();
     test_word_embedding();
+    test_bag_of_words();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd)) {}

@@ -35,17 +35,24 @@ def wstdout(lines):
         f.write("\n".join(lines) + "\n")
 
 
-def java_map_order(keys):
+def java_map_order(keys, initial=None):
     """The order SystemDS writes a recode column's metadata rows in: the
     iteration order of Java's HashMap<String, Integer> the distinct keys
     were put in (first appearance first), for maps whose buckets stay lists
     (at most 8 keys each): buckets ascending by Java's String.hashCode (over
     UTF-16 units) spread (h ^ h >>> 16) and masked by the capacity, keys in
     insertion order within a bucket (resizes split lists in order); the
-    capacity doubles from 16 while the size exceeds 3/4 of it."""
+    capacity doubles from 16 while the size exceeds 3/4 of it. initial: the
+    map was made as new HashMap<>(initial) (a bag_of_words dictionary:
+    initial=0), its first table the least power of 2 >= initial (1 for
+    0), its threshold 3/4 of the table."""
     keys = list(dict.fromkeys(keys))
     cap = 16
-    while len(keys) > 0.75 * cap:
+    if initial is not None:
+        cap = 1
+        while cap < initial:
+            cap *= 2
+    while len(keys) > int(0.75 * cap):
         cap *= 2
 
     def bucket(s):
