@@ -58,6 +58,10 @@ LDFLAGS += -Wl,-rpath,$(MPIDIR)/lib
 # OpenCL through the ICD loader (ocl-icd) and CLBlast: the GPU backend
 # (gpu/, docs/gpu.md); PoCL is the CPU device the tests run on
 LDLIBS  += -lclblast -lOpenCL
+# HDF5 files (io/hdf5.c): Debian's serial build of the HDF5 library
+HDF5DIR ?= /usr/lib/$(TRIPLET)/hdf5/serial
+CFLAGS  += -I/usr/include/hdf5/serial
+LDLIBS  += -L$(HDF5DIR) -lhdf5
 ifeq ($(SAN),1)
 CFLAGS  += -DBRAID_VERIFY_FIN -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
            -fno-sanitize-recover=undefined,float-cast-overflow

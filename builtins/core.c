@@ -588,6 +588,7 @@ static int b_read(Value *a, Value *out, BrErr *e)
     if (bi_given(&a[4])) { if (bi_bool(&a[4], "header", &b, e)) return e->code; o.header = b; }
     if (bi_given(&a[5]) && !(o.sep = bi_str(&a[5], "sep", e))) return e->code;
     if (bi_given(&a[15]) && !(o.ind_sep = bi_str(&a[15], "indSep", e))) return e->code;
+    if (bi_given(&a[16]) && !(o.dataset = bi_str(&a[16], "dataset", e))) return e->code;
     if (bi_given(&a[6])) { if (bi_bool(&a[6], "fill", &b, e)) return e->code; o.fill = b; }
     if (bi_given(&a[7])) { if (bi_num(&a[7], "default", &d, e)) return e->code; o.fill_value = d; o.has_fill_value = true; }
     const char *na[64];
@@ -612,6 +613,7 @@ static int b_write(Value *a, BrErr *e)
     if (bi_given(&a[3]) && bi_bool(&a[3], "header", &o.header, e)) return e->code;
     if (bi_given(&a[4]) && !(o.sep = bi_str(&a[4], "sep", e))) return e->code;
     if (bi_given(&a[10]) && !(o.ind_sep = bi_str(&a[10], "indSep", e))) return e->code;
+    if (bi_given(&a[11]) && !(o.dataset = bi_str(&a[11], "dataset", e))) return e->code;
     /* SystemDS's binary blocks: rows_in_block= (a[7]) as SystemDS's
      * write takes it, else sysds.defaultblocksize */
     o.blocksize = br_blocksize();

@@ -19,7 +19,7 @@ if [ -z "$cc" ]; then
   done
 fi
 [ -n "$cc" ] || { echo "fuzz: clang not found" >&2; exit 1; }
-flags="-g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer-no-link,address,undefined,float-cast-overflow
+flags="-g -O1 -std=c11 -D_GNU_SOURCE -I. -I/usr/include/hdf5/serial -fsanitize=fuzzer-no-link,address,undefined,float-cast-overflow
   -fno-sanitize-recover=undefined,float-cast-overflow"
 mkdir -p "$out/corpus" "$out/seeds" "$out/obj"
 # objects once (rebuilt when the source, or any header, is newer: a
@@ -37,7 +37,7 @@ done
 link() { # name, source, defines...
   n=$1 s=$2; shift 2
   # shellcheck disable=SC2086
-  "$cc" $flags -fsanitize=fuzzer "$@" "$s" $objs -o "$out/$n" -lcjson -lm -lpthread
+  "$cc" $flags -fsanitize=fuzzer "$@" "$s" $objs -o "$out/$n" -L/usr/lib/"$(gcc -print-multiarch)"/hdf5/serial -lhdf5 -lcjson -lm -lpthread
 }
 link fuzz_parser fuzz/fuzz_parser.c
 readers="text mm csv libsvm binary frame mtd config framebin"

@@ -23,7 +23,15 @@ bool io_fmt_anybin(const char *f) { return io_fmt_sysbin(f) || (f && !strcmp(f, 
 
 static bool known_format(const char *f)
 {
-    return !strcmp(f, "text") || !strcmp(f, "mm") || !strcmp(f, "csv") || !strcmp(f, "libsvm") || io_fmt_anybin(f);
+    return !strcmp(f, "text") || !strcmp(f, "mm") || !strcmp(f, "csv") || !strcmp(f, "libsvm") || io_fmt_anybin(f) ||
+           !strcmp(f, "hdf5");
+}
+
+/* SystemDS's MetaDataAll.checkHasHDF5Format: a name ending in ".h5". */
+static bool named_h5(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 3 && !strcasecmp(path + n - 3, ".h5");
 }
 
 /* true when the file starts with the Matrix Market banner. */
@@ -82,7 +90,7 @@ int io_read_plan(const char *path, const IoReadOpts *o, IoReadPlan *p, BrErr *e)
     if (m->data_type[0] && strcmp(m->data_type, "matrix"))
         return br_err(e, BR_EARG, "read %s: %s.mtd says data_type \"%s\", not a matrix", path, path, m->data_type);
     if (o->format && strlen(o->format) >= sizeof p->format)
-        return br_err(e, BR_EARG, "read %s: unsupported format \"%s\" (text, mm, csv, binary, libsvm)", path,
+        return br_err(e, BR_EARG, "read %s: unsupported format \"%s\" (text, mm, csv, binary, libsvm, hdf5)", path,
                       o->format);
     if (disagree_s(path, "format", o->format, m->format, e) ||
         disagree_i(path, "rows", o->rows, m->rows, e) ||
@@ -96,9 +104,12 @@ int io_read_plan(const char *path, const IoReadOpts *o, IoReadPlan *p, BrErr *e)
         snprintf(fmt, sizeof p->format, "%s", o->format);
         for (char *c = fmt; *c; c++) if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
     } else if (m->format[0]) snprintf(fmt, sizeof p->format, "%s", m->format);
-    else snprintf(fmt, sizeof p->format, "%s", looks_mm(path) ? "mm" : "text");
+    else snprintf(fmt, sizeof p->format, "%s", named_h5(path) ? "hdf5" : looks_mm(path) ? "mm" : "text");
     if (!known_format(fmt))
-        return br_err(e, BR_EARG, "read %s: unsupported format \"%s\" (text, mm, csv, binary, libsvm)", path, fmt);
+        return br_err(e, BR_EARG, "read %s: unsupported format \"%s\" (text, mm, csv, binary, libsvm, hdf5)", path,
+                      fmt);
+    if (o->dataset && strcmp(fmt, "hdf5"))
+        return br_err(e, BR_EARG, "read %s: dataset= is for format \"hdf5\", the file's is \"%s\"", path, fmt);
     p->rows = o->rows >= 0 ? o->rows : m->rows;
     p->cols = o->cols >= 0 ? o->cols : m->cols;
     p->nnz = m->nnz;
@@ -121,6 +132,7 @@ MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
         r = io_sysbin_detect(path) ? io_read_sysbin(path, p.rows, p.cols, e) : io_read_binary(path, p.rows, p.cols, e);
     else if (!strcmp(fmt, "libsvm"))
         r = io_read_libsvm(path, p.rows, p.cols, p.lsep, p.lind, chunk, e);
+    else if (!strcmp(fmt, "hdf5")) r = io_read_hdf5(path, o ? o->dataset : NULL, p.rows, p.cols, e);
     else r = io_read_csv(path, p.rows, p.cols, &p.csv, e);
     /* a .mtd nnz that disagrees with the data means the pair does not
      * belong together (or one was edited): an error, not a silent pick */
@@ -214,7 +226,9 @@ int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr 
     const char *fmt = o->format ? o->format : "text";
     if (!known_format(fmt))
         return br_err(e, BR_EARG, "write %s: unsupported format \"%s\" (text, mm, csv, binary, libsvm, "
-                      "sysds-binary)", path, fmt);
+                      "sysds-binary, hdf5)", path, fmt);
+    if (o->dataset && strcmp(fmt, "hdf5"))
+        return br_err(e, BR_EARG, "write %s: dataset= is for format \"hdf5\", not \"%s\"", path, fmt);
     if (mb->cmb && strcmp(fmt, "braid-binary")) {
         /* compressed blocks are written compressed only in braid's binary format */
         MB *d = cmb_decompress(mb, e);
@@ -244,6 +258,7 @@ int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr 
     else if (csv) rc = io_write_csv(&d, mb, o->header, sep, o->chunk_bytes, e);
     else if (!strcmp(fmt, "libsvm")) rc = io_write_libsvm(&d, mb, o->sep, o->ind_sep, o->chunk_bytes, e);
     else if (sysbin) rc = io_write_sysbin(&d, mb, 0, mb->rows, 0, blen, true, e);
+    else if (!strcmp(fmt, "hdf5")) rc = io_write_hdf5(&d, mb, o->dataset, e);
     else rc = io_write_binary(&d, mb, e);
     if (rc) { io_out_abort(&d); return rc; }
     return io_commit_with_mtd(&d, &m, e);

@@ -13,6 +13,10 @@
  *           of part files
  *   braid-binary  braid's own: a small header, then raw dense row-major
  *           doubles or the CSR arrays, or a compressed block
+ *   hdf5    HDF5 files (the HDF5 library; hdf5.c): one numeric dataset
+ *           named by dataset= ("systemdsh5" by default), d0 x d1 x ...
+ *           read as d0 rows and d1 d2 ... columns; a file name ending in
+ *           ".h5" reads as hdf5 without a format or .mtd
  * Reads of text, mm and csv parse byte ranges of the file in parallel.
  * Writes are atomic: a temporary file next to the target, renamed over it;
  * the .mtd is written the same way right after the data.
@@ -33,7 +37,7 @@ typedef struct IoMeta {
     char value_type[16];  /* "double", "int", "boolean", "string" */
     int64_t rows, cols, nnz;
     char format[16];      /* "text", "mm", "csv", "binary", "libsvm",
-                             "braid-binary" */
+                             "braid-binary", "hdf5" */
     int header;           /* csv: -1 unset, 0 or 1 */
     char sep[8];          /* csv / libsvm separator, valid when has_sep */
     bool has_sep;
@@ -95,6 +99,7 @@ typedef struct IoReadOpts {
     const char *const *na_strings; /* csv fields read as NaN */
     int n_na;
     int64_t chunk_bytes;      /* parallel parse range size; 0: default */
+    const char *dataset;      /* hdf5: the dataset, NULL: "systemdsh5" */
 } IoReadOpts;
 
 void io_read_opts_init(IoReadOpts *o);
@@ -141,6 +146,7 @@ typedef struct IoWriteOpts {
     int parts;                /* binary: at most this many part files (the
                                  writer's threads, as SystemDS's parallel
                                  writer); 0 or 1: one file */
+    const char *dataset;      /* hdf5: the dataset, NULL: "systemdsh5" */
 } IoWriteOpts;
 
 void io_write_opts_init(IoWriteOpts *o);

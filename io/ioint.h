@@ -224,6 +224,13 @@ bool io_mtd_text(const IoMeta *m, IoStr *out);
  * temporaries are removed. Consumes d either way. */
 int io_commit_with_mtd(IoOut *d, const IoMeta *m, BrErr *e);
 
+/* HDF5 (hdf5.c): dataset NULL means io_hdf5_default_dataset(); rows and
+ * cols (-1: unknown) are checked against the dataset's shape. The write
+ * fills o's temporary (io_out_open's) through the HDF5 library. */
+MB *io_read_hdf5(const char *path, const char *dataset, int64_t rows, int64_t cols, BrErr *e);
+int io_write_hdf5(IoOut *o, const MB *m, const char *dataset, BrErr *e);
+const char *io_hdf5_default_dataset(void);
+
 /* Format readers and writers (text.c, csv.c, binary.c, libsvm.c). Dimensions are -1
  * when unknown. */
 MB *io_read_text(const char *path, int64_t rows, int64_t cols,

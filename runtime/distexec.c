@@ -85,7 +85,8 @@ bool rt_read_opts_of(const Value *const *a, IoReadOpts *o, const char **na, char
         o->na_strings = na;
     }
     if ((v = a[9]) && (v->kind != V_STRING || strcmp(v->s->s, "matrix"))) return false;
-    if ((v = a[10])) { if (v->kind != V_STRING) return false; o->ind_sep = v->s->s; }
+    if ((v = a[15])) { if (v->kind != V_STRING) return false; o->ind_sep = v->s->s; }
+    if ((v = a[16])) { if (v->kind != V_STRING) return false; o->dataset = v->s->s; }
     return true;
 }
 

@@ -22,7 +22,8 @@ void rt_dist_fused_worker(const CgOptions *o);
 void rt_dist_reset(void);
 
 /* read()'s arguments (builtins/core.c's b_read positions: file, format,
- * rows, cols, header, sep, fill, default, naStrings, data_type, indSep)
+ * rows, cols, header, sep, fill, default, naStrings, data_type, ...,
+ * indSep at 15, dataset at 16)
  * as io's options; false when they are not plain values (the local read
  * then reports what is wrong). naStrings: at most RT_MAX_NA items in na,
  * pointing into the instruction's values or *nabuf (the caller frees
@@ -31,7 +32,7 @@ void rt_dist_reset(void);
 bool rt_read_opts(const Instr *in, Value *regs, IoReadOpts *o, const char **na, char **nabuf);
 /* The same from the argument values a[0 .. RT_READ_NARGS - 1] (NULL:
  * not given), e.g. a read's literals at compile time. */
-#define RT_READ_NARGS 11
+#define RT_READ_NARGS 17
 bool rt_read_opts_of(const Value *const *a, IoReadOpts *o, const char **na, char **nabuf);
 
 /* -explain: the instruction index that leads the piggybacked job

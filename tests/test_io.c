@@ -6,6 +6,7 @@
 #include "io/io.h"
 
 #include <dirent.h>
+#include <hdf5.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -456,8 +457,8 @@ static void test_bad_files(void)
     expect_err(P("j.csv"), &o, "mtd not an object", "j.csv.mtd", "object", NULL);
     t_put(P("j.csv.mtd"), "{\"data_type\": \"scalar\", \"value_type\": \"double\"}");
     expect_err(P("j.csv"), &o, "scalar read as matrix", "scalar", NULL, NULL);
-    t_put(P("j.csv.mtd"), "{\"format\": \"hdf5\"}");
-    expect_err(P("j.csv"), &o, "unknown format", "hdf5", "unsupported", NULL);
+    t_put(P("j.csv.mtd"), "{\"format\": \"parquet\"}");
+    expect_err(P("j.csv"), &o, "unknown format", "parquet", "unsupported", NULL);
 }
 
 /* ---------- reliability (issue 23): no silent wrong value, no crash ---------- */
@@ -704,8 +705,8 @@ static void test_details(void)
     free(after);
     br_err_clear(&e);
     wo.sep = NULL;
-    wo.format = "hdf5";
-    T_CHECK(io_write_matrix(P("keep.csv"), x, &wo, &e) != 0 && strstr(e.msg, "hdf5"), "bad format");
+    wo.format = "parquet";
+    T_CHECK(io_write_matrix(P("keep.csv"), x, &wo, &e) != 0 && strstr(e.msg, "parquet"), "bad format");
     br_err_clear(&e);
     mb_release(x);
     /* written text shapes */
@@ -985,6 +986,139 @@ static void crowded_io(void)
     mb_release(s);
 }
 
+/* ---------- HDF5 ---------- */
+
+/* A dataset made by the HDF5 library directly: type ftype in the file,
+ * values v (doubles converted by the library), dims, optionally chunked
+ * and deflated. */
+static void h5_make(const char *path, const char *name, hid_t ftype, int rank, const hsize_t *dims,
+                    const double *v, bool chunk, bool append)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t f = append ? H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT) : H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t sp = H5Screate_simple(rank, dims, NULL), dc = H5Pcreate(H5P_DATASET_CREATE), lc = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lc, 1);
+    if (chunk) {
+        hsize_t cd[8];
+        for (int k = 0; k < rank; k++) cd[k] = dims[k] > 3 ? (dims[k] + 2) / 3 : dims[k];
+        H5Pset_chunk(dc, rank, cd);
+        H5Pset_deflate(dc, 6);
+    }
+    hid_t d = H5Dcreate2(f, name, ftype, sp, lc, dc, H5P_DEFAULT);
+    T_CHECK(d >= 0 && H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0, "h5 fixture %s", name);
+    H5Dclose(d); H5Pclose(dc); H5Pclose(lc); H5Sclose(sp); H5Fclose(f);
+}
+
+static void test_hdf5(void)
+{
+    BrErr e = {0};
+    /* round trips: dense and sparse, vectors, 1 x 1, named datasets */
+    int64_t shapes[][2] = {{1, 1}, {1, 17}, {23, 1}, {37, 19}, {300, 41}};
+    for (int k = 0; k < 5; k++)
+        for (int sp = 0; sp < 2; sp++) {
+            MB *m = rnd(shapes[k][0], shapes[k][1], sp ? 0.05 : 0.9, sp);
+            IoWriteOpts wo;
+            io_write_opts_init(&wo);
+            wo.format = "hdf5";
+            wo.dataset = k == 3 ? "grp/sub/x" : NULL;
+            const char *f = P("rt.h5");
+            T_CHECK(io_write_matrix(f, m, &wo, &e) == 0, "hdf5 write %d: %s", k, e.msg);
+            IoReadOpts ro;
+            io_read_opts_init(&ro);
+            ro.dataset = wo.dataset;
+            MB *r = io_read_matrix(f, &ro, &e);
+            T_CHECK(r && mb_equal(r, m, 0) && r->nnz == m->nnz && fmt_ok(r), "hdf5 round trip %d/%d: %s", k, sp,
+                    e.msg);
+            mb_release(r);
+            /* what is written: one contiguous 2-D dataset of little-endian
+               doubles (SystemDS's reader takes just that) */
+            hid_t h = H5Fopen(f, H5F_ACC_RDONLY, H5P_DEFAULT);
+            hid_t d = H5Dopen2(h, wo.dataset ? wo.dataset : "systemdsh5", H5P_DEFAULT);
+            hid_t t = H5Dget_type(d), s = H5Dget_space(d), pl = H5Dget_create_plist(d);
+            hsize_t dims[2] = {0, 0};
+            T_CHECK(H5Tequal(t, H5T_IEEE_F64LE) > 0 && H5Sget_simple_extent_ndims(s) == 2 &&
+                    H5Sget_simple_extent_dims(s, dims, NULL) == 2 && dims[0] == (hsize_t)m->rows &&
+                    dims[1] == (hsize_t)m->cols && H5Pget_layout(pl) == H5D_CONTIGUOUS, "hdf5 layout %d", k);
+            H5Pclose(pl); H5Sclose(s); H5Tclose(t); H5Dclose(d); H5Fclose(h);
+            mb_release(m);
+        }
+    T_CHECK(tmp_files(dir) == 0, "hdf5: no temporaries left");
+    /* files of other writers: element types, ranks, chunked and deflated,
+     * read without .mtd (the .h5 name) */
+    double v[240];
+    for (int i = 0; i < 240; i++) v[i] = (double)((i * 37) % 101) - 50;
+    hsize_t d2[2] = {12, 20}, d1[1] = {30}, d3[3] = {4, 5, 6}, d4[4] = {2, 3, 4, 5};
+    const char *f = P("other.h5");
+    h5_make(f, "f64", H5T_IEEE_F64BE, 2, d2, v, false, false);
+    h5_make(f, "f32", H5T_IEEE_F32LE, 2, d2, v, false, true);
+    h5_make(f, "i32", H5T_STD_I32LE, 2, d2, v, false, true);
+    h5_make(f, "i64", H5T_STD_I64BE, 2, d2, v, false, true);
+    h5_make(f, "i8", H5T_STD_I8LE, 2, d2, v, false, true);
+    h5_make(f, "vec", H5T_IEEE_F64LE, 1, d1, v, false, true);
+    h5_make(f, "cube", H5T_IEEE_F64LE, 3, d3, v, false, true);
+    h5_make(f, "t4", H5T_IEEE_F32LE, 4, d4, v, true, true);
+    h5_make(f, "deep/er/chunked", H5T_IEEE_F64LE, 2, d2, v, true, true);
+    struct { const char *ds; int64_t r, c; } cases[] = {{"f64", 12, 20}, {"f32", 12, 20}, {"i32", 12, 20},
+        {"i64", 12, 20}, {"i8", 12, 20}, {"vec", 30, 1}, {"cube", 4, 30}, {"t4", 2, 60}, {"deep/er/chunked", 12, 20}};
+    for (int k = 0; k < 9; k++) {
+        IoReadOpts ro;
+        io_read_opts_init(&ro);
+        ro.dataset = cases[k].ds;
+        MB *r = io_read_matrix(f, &ro, &e);
+        bool ok = r && r->rows == cases[k].r && r->cols == cases[k].c;
+        /* C order: cell (i, j) is element i * cols + j */
+        for (int64_t i = 0; ok && i < r->rows * r->cols; i++) ok = mb_get(r, i / r->cols, i % r->cols) == v[i];
+        T_CHECK(ok, "hdf5 read %s: %s", cases[k].ds, e.msg);
+        mb_release(r);
+    }
+    /* a folder of part files: their rows in name order */
+    rm_rf(P("parts.h5"));
+    mkdir(P("parts.h5"), 0755);
+    hsize_t p1[2] = {3, 20}, p2[2] = {9, 20};
+    h5_make(P("parts.h5/0-m-00000"), "systemdsh5", H5T_IEEE_F64LE, 2, p1, v, false, false);
+    h5_make(P("parts.h5/0-m-00001"), "systemdsh5", H5T_IEEE_F64LE, 2, p2, v + 60, false, false);
+    MB *r = io_read_matrix(P("parts.h5"), NULL, &e);
+    bool ok = r && r->rows == 12 && r->cols == 20;
+    for (int64_t i = 0; ok && i < 240; i++) ok = mb_get(r, i / 20, i % 20) == v[i];
+    T_CHECK(ok, "hdf5 part files: %s", e.msg);
+    mb_release(r);
+    /* errors: a missing dataset (the message lists what is there),
+     * strings, not an HDF5 file, a shape other than the .mtd's */
+    IoReadOpts ro;
+    io_read_opts_init(&ro);
+    ro.dataset = "nope";
+    expect_err(f, &ro, "hdf5 missing dataset", "no dataset \"nope\"", "f32, f64", "deep/");
+    hid_t h = H5Fopen(f, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(st, 4);
+    hsize_t ds[1] = {2};
+    hid_t sp = H5Screate_simple(1, ds, NULL);
+    hid_t d = H5Dcreate2(h, "str", st, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dwrite(d, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, "abcdefgh");
+    H5Dclose(d); H5Sclose(sp); H5Tclose(st); H5Fclose(h);
+    ro.dataset = "str";
+    expect_err(f, &ro, "hdf5 strings", "\"str\"", "strings", NULL);
+    FILE *fp = fopen(P("bad.h5"), "w");
+    fputs("1 1 3.0\n", fp);
+    fclose(fp);
+    expect_err(P("bad.h5"), NULL, "not hdf5", "not an HDF5 file", NULL, NULL);
+    ro.dataset = "f64";
+    ro.rows = 11;
+    expect_err(f, &ro, "hdf5 shape", "12x20", "dimension mismatch", NULL);
+    io_read_opts_init(&ro);
+    ro.dataset = "f64";
+    ro.format = "csv";
+    expect_err(f, &ro, "dataset= for csv", "dataset=", "hdf5", NULL);
+    MB *z = mb_dense(0, 3, &e);
+    IoWriteOpts wo;
+    io_write_opts_init(&wo);
+    wo.format = "hdf5";
+    T_CHECK(io_write_matrix(P("z.h5"), z, &wo, &e) != 0 && strstr(e.msg, "0x3") && access(P("z.h5"), F_OK) != 0 &&
+            tmp_files(dir) == 0, "hdf5 empty write refused: %s", e.msg);
+    br_err_clear(&e);
+    mb_release(z);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/braid_io_XXXXXX");
@@ -998,6 +1132,7 @@ int main(void)
     test_details();
     test_scalars();
     test_libsvm();
+    test_hdf5();
     speed();
     rm_rf(dir);
     return t_done("test_io");

@@ -7,11 +7,12 @@
 # builds the Python package (python/); NumPy, SciPy, pandas and
 # scikit-learn are what its tests (tests/python, a pytest suite) check it against. OpenCL
 # (the ICD loader and headers), CLBlast and PoCL (a CPU OpenCL device)
-# build and test the GPU backend.
+# build and test the GPU backend. libhdf5-dev reads and writes HDF5 files
+# (io/hdf5.c).
 set -e
 PKGS="gcc make libc6-dev libopenblas-pthread-dev liblapacke-dev libcjson-dev python3\
       python3-dev python3-numpy python3-scipy openmpi-bin libopenmpi-dev\
-      ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev"
+      ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev libhdf5-dev"
 # what only the Python tests compare with, and what pip install . (the
 # package's pyproject.toml: Debian's setuptools and wheel, into a virtual
 # environment; tests/python/test_install.py) uses: without their
