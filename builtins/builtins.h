@@ -1,8 +1,8 @@
 /* builtins.h: the native builtin library of DML (builtins/): builtin
  * functions over values (core.c), statistics (stats.c), deep learning
  * (dnn.c), signal processing (signal.c), frames (frame*.c), transformations
- * (transform.c), Java lambdas of map() (jl*.c) and paramserv
- * (paramserv.c). The interpreter (runtime/) runs I_BUILTIN instructions
+ * (transform.c), Java lambdas of map() (jl*.c), paramserv
+ * (paramserv.c) and autoDiff (autodiff.c). The interpreter (runtime/) runs I_BUILTIN instructions
  * through the function registered in its program (RtProgram.builtin),
  * which is bi_builtin; the library calls back into the interpreter for
  * DML functions (eval, paramserv, ...) and for printing. */
@@ -43,6 +43,8 @@ int bi_stats(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e
 int bi_frame(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e);
 int bi_dnn(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e);
 int bi_signal(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e);
+/* autoDiff(output=, lineage=) from a lineage trace (builtins/autodiff.c) */
+int bi_autodiff(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e);
 int bi_count_distinct(const Value *a, const char *fn, Value *out, BrErr *e);   /* stats.c */
 /* Fills fn's unbound parameters in bound[0..fn->nin) with their defaults
  * (literals, or the default function of the parameters before them) and

@@ -181,9 +181,10 @@ static int b_rand(Rt *rt, Value *a, Value *out, BrErr *e)
     const char *pdf = bi_given(&a[5]) ? bi_str(&a[5], "pdf", e) : "uniform";
     if (!pdf) return e->code;
     if (bi_given(&a[6]) && bi_num(&a[6], "lambda", &lambda, e)) return e->code;
-    if (bi_given(&a[7]) && bi_num(&a[7], "seed", &seed, e)) return e->code;
+    if (bi_given(&a[7]) && a[7].kind != V_INT && bi_num(&a[7], "seed", &seed, e)) return e->code;
     if (r < 0 || c < 0) return br_err(e, BR_EDIM, "rand(): invalid dimensions %gx%g", r, c);
-    int64_t s = (int64_t)seed;
+    /* an integer seed exactly (a lineage trace's 63-bit seeds) */
+    int64_t s = bi_given(&a[7]) && a[7].kind == V_INT ? a[7].i : (int64_t)seed;
     if (s == -1) s = rt_next_seed(rt);   /* -seed N: runtime/seeds.c */
     return bi_ret_mb(k_rand((int64_t)r, (int64_t)c, mn, mx, sp, pdf, lambda, s, e), out, e);
 }

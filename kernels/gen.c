@@ -487,10 +487,18 @@ static int strips_to_csr(MB *c, Sink *st, int64_t nrb, int64_t blen, BrErr *e)
     return 0;
 }
 
+static __thread int64_t tl_rand_seed = -1;
+
+int64_t k_rand_seed_used(void) { return tl_rand_seed; }
+
 MB *k_rand(int64_t rows, int64_t cols, double min, double max,
            double sparsity, const char *pdf, double lambda, int64_t seed,
            BrErr *e)
 {
+    /* the seed of an unseeded draw, chosen now so that lineage can record
+       it (SystemDS's DataGenCPInstruction: a constant matrix keeps -1) */
+    if (seed == -1 && !(min == max && sparsity == 1)) seed = k_fresh_seed();
+    tl_rand_seed = seed;
     RandSpec r = {0};
     if (!pdf || !strcasecmp(pdf, "uniform")) r.pdf = PDF_UNIFORM;
     else if (!strcasecmp(pdf, "normal")) r.pdf = PDF_NORMAL;

@@ -47,6 +47,11 @@ void k_philox4x64(const uint64_t key[2], const uint64_t ctr[4], uint64_t out[4])
 MB *k_sample(int64_t range, int64_t size, bool replace, int64_t seed,
              BrErr *e);
 
+/* The seed the last k_rand call on this thread drew with: its own, or the
+ * fresh one it chose for seed -1 (still -1 for a constant matrix, min =
+ * max at sparsity 1), as SystemDS's lineage records rand's seed. */
+int64_t k_rand_seed_used(void);
+
 /* The seed a call with seed -1 would use: a fresh one from the OS (or the
  * clock). Exposed so the runtime can record seeds it generated. */
 int64_t k_fresh_seed(void);

@@ -161,6 +161,21 @@ static Hop *log_nz(RwPass *p, Hop *h)
     return hit(p, t);
 }
 
+/* X * (X > 0) and (X > 0) * X -> max(X, 0), SystemDS's
+ * fuseBinarySubDAGToUnaryOperation (max0a, max0b; the integer literal as
+ * there). Where X is -Inf the product is NaN (-Inf * 0), the max 0; a NaN
+ * stays NaN (Java's Math.max, as ops_max). */
+static Hop *max0(RwPass *p, Hop *h)
+{
+    if (h->op != OP_MULT || !ismat(h->in[0]) || !ismat(h->in[1])) return h;
+    for (int s = 0; s < 2; s++) {
+        Hop *g = h->in[s], *x = h->in[1 - s];
+        if (is(g, H_BINARY, OP_GT) && g->in[0] == x && rw_is_lit(g->in[1], 0))
+            return hit(p, hop_binary(p->d, OP_MAX, x, hop_lit(p->d, val_int(0), h->span), h->span));
+    }
+    return h;
+}
+
 static Hop *simplify_binary(RwPass *p, Hop *h)
 {
     Hop *a = h->in[0], *b = h->in[1];
@@ -168,6 +183,7 @@ static Hop *simplify_binary(RwPass *p, Hop *h)
     Hop *r = comparison_chain(p, h);
     if (r != h) return r;
     if ((r = log_nz(p, h)) != h) return r;
+    if ((r = max0(p, h)) != h) return r;
     if ((r = drop_identity(p, h)) != h) return r;
     if ((r = pull_transpose(p, h)) != h) return r;
     /* matrix(c, nrow(X), ncol(X)) op X -> c op X (and X op matrix(c, ..)):

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "../base/base.h"
+#include "../io/io.h"
+#include "../kernels/gen.h"
 #include "../matrix/format.h"
 
 const char LIN_FCALL[] = "\x01" "fcall";
@@ -129,7 +131,11 @@ static LinItem *creation(LinTrace *t, const Instr *in, const Value *a, const Val
         label(A(2), "0.0", p[2], sizeof p[2]);
         label(A(3), "1.0", p[3], sizeof p[3]);
         label(A(4), "1.0", p[4], sizeof p[4]);
-        label(A(7), "-1", p[5], sizeof p[5]);
+        /* the seed the draw used: an unseeded one's fresh seed, as
+           SystemDS's DataGenCPInstruction.getLineageItem writes its
+           runtime seed (k_rand on this thread just drew it) */
+        Value sd = val_int(k_rand_seed_used());
+        label(&sd, "-1", p[5], sizeof p[5]);
         label(A(5), "uniform", p[6], sizeof p[6]);
         label(A(6), "1.0", p[7], sizeof p[7]);
         snprintf(buf, sizeof buf, "CP" SEP "rand" SEP "%s" SEP "%s" SEP "%d" SEP "%s" SEP "%s" SEP "%s" SEP "%s" SEP
@@ -167,6 +173,14 @@ static LinItem *creation(LinTrace *t, const Instr *in, const Value *a, const Val
         char fmt[64];
         label(A(1), "text", fmt, sizeof fmt);
         label(A(0), "", p[0], sizeof p[0]);
+        if (A(1)->kind == V_NONE) {
+            /* the format the read took: the .mtd's (as SystemDS's
+               createvar carries it) */
+            IoMeta m;
+            bool found = false;
+            BrErr me = {0};
+            if (!io_read_mtd(p[0], &m, &found, &me) && found && m.format[0]) snprintf(fmt, sizeof fmt, "%s", m.format);
+        }
         bool known = out->kind == V_MATRIX && out->m;
         long long rows = known ? out->m->rows : -1, cols = known ? out->m->cols : -1;
         snprintf(buf, sizeof buf, "CP" SEP "createvar" SEP "pREADxxx" SEP "%s" SEP "false" SEP "%s" SEP "%s" SEP

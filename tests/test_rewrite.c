@@ -315,20 +315,34 @@ static void comparison_chains(void)
 /* (X != 0) * log(X) -> ifelse(X != 0, log(X), 0) (SystemDS's log_nz
  * fusions): without zeros the same values; at a zero 0 where the plain
  * product is NaN */
+/* A fusion rewrite of form over data: the same value with rewrites on
+ * and off, and a plan holding must but not mustnot. */
+static void fused_same(const char *form, const char *data, const char *must, const char *mustnot)
+{
+    char script[256], *ex = NULL;
+    snprintf(script, sizeof script, "%sout = %s\n", data, form);
+    double on = run(script, 2, &ex), off = run(script, 0, NULL);
+    T_CHECK(!isnan(on) && on == off, "%s: rewrites on %.17g vs off %.17g", form, on, off);
+    T_CHECK(ex && strstr(ex, must) && !strstr(ex, mustnot), "%s: not fused:\n%s", form, ex ? ex : "");
+    free(ex);
+}
+
+/* out = form over data with rewrites (*on) and without (*off). */
+static void on_off(const char *data, const char *form, double *on, double *off)
+{
+    char script[256];
+    snprintf(script, sizeof script, "%sout = %s\n", data, form);
+    *on = run(script, 2, NULL);
+    *off = run(script, 0, NULL);
+}
+
 static void log_nz_fusion(void)
 {
     const char *forms[] = {"(X != 0) * log(X)", "(X != 0) * log(X, 2)"};
-    char script[256];
     for (int i = 0; i < 2; i++) {
-        char *ex = NULL;
-        snprintf(script, sizeof script, "X = rand(rows=20, cols=3, min=1, max=2, seed=4)\nout = %s\n", forms[i]);
-        double on = run(script, 2, &ex), off = run(script, 0, NULL);
-        T_CHECK(!isnan(on) && on == off, "%s: rewrites on %.17g vs off %.17g", forms[i], on, off);
-        T_CHECK(ex && strstr(ex, "ifelse") && !strstr(ex, ") *  ("), "%s: not fused:\n%s", forms[i], ex ? ex : "");
-        free(ex);
-        snprintf(script, sizeof script, "X = matrix(\"0 1 2 0 4 8\", rows=2, cols=3)\nout = %s\n", forms[i]);
-        on = run(script, 2, NULL);
-        off = run(script, 0, NULL);
+        fused_same(forms[i], "X = rand(rows=20, cols=3, min=1, max=2, seed=4)\n", "ifelse", ") *  (");
+        double on, off;
+        on_off("X = matrix(\"0 1 2 0 4 8\", rows=2, cols=3)\n", forms[i], &on, &off);
         T_CHECK(!isnan(on) && isnan(off), "%s over zeros: %g with rewrites, %g without (NaN)", forms[i], on, off);
     }
     /* the log on the left is left alone, as in SystemDS */
@@ -336,9 +350,32 @@ static void log_nz_fusion(void)
     T_CHECK(isnan(on), "log(X) * (X != 0) changed: %g", on);
 }
 
+/* X * (X > 0) -> max(X, 0) (SystemDS's max0 fusions): the same values
+ * but at -Inf, where the product is NaN and the max 0; NaN stays NaN */
+static void max0_fusion(void)
+{
+    const char *forms[] = {"X * (X > 0)", "(X > 0) * X"};
+    for (int i = 0; i < 2; i++) {
+        fused_same(forms[i], "X = rand(rows=20, cols=3, min=-1, max=1, seed=4)\n", ") max  (", ") >  (");
+        double on, off;
+        on_off("X = matrix(\"-Inf 1 -2 3\", rows=2, cols=2)\n", forms[i], &on, &off);
+        /* max: 0 1 / 0 3, weighted by run(): 1 * 1.002 + 3 * 1.003 */
+        T_CHECK(fabs(on - 4.011) < 1e-12 && isnan(off), "%s over -Inf: %g with rewrites (4.011), %g without (NaN)",
+                forms[i], on, off);
+        on_off("X = matrix(\"NaN 1 -2 3\", rows=2, cols=2)\n", forms[i], &on, &off);
+        T_CHECK(isnan(on), "%s over NaN: %g with rewrites (NaN)", forms[i], on);
+    }
+    /* another comparison or threshold is left alone */
+    char *ex = NULL;
+    run("X = rand(rows=20, cols=3, min=-1, max=1, seed=4)\nout = X * (X > 0.5)\n", 2, &ex);
+    T_CHECK(ex && !strstr(ex, ") max  ("), "X * (X > 0.5) changed:\n%s", ex ? ex : "");
+    free(ex);
+}
+
 int main(void)
 {
     as_scalar_of_binary();
+    max0_fusion();
     log_nz_fusion();
     comparison_chains();
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
