@@ -171,9 +171,12 @@ static int b_matrix(Value *a, Value *out, BrErr *e)
     return bi_ret_mb(mb_fill(rows, cols, v, e), out, e);
 }
 
+static int seed_arg(const Value *v, int64_t *out, BrErr *e);
+
 static int b_rand(Rt *rt, Value *a, Value *out, BrErr *e)
 {
-    double r, c, mn = 0, mx = 1, sp = 1, lambda = 1, seed = -1;
+    double r, c, mn = 0, mx = 1, sp = 1, lambda = 1;
+    int64_t seed = -1;
     if (bi_num(&a[0], "rows", &r, e) || bi_num(&a[1], "cols", &c, e)) return e->code;
     if (bi_given(&a[2]) && bi_num(&a[2], "min", &mn, e)) return e->code;
     if (bi_given(&a[3]) && bi_num(&a[3], "max", &mx, e)) return e->code;
@@ -181,10 +184,10 @@ static int b_rand(Rt *rt, Value *a, Value *out, BrErr *e)
     const char *pdf = bi_given(&a[5]) ? bi_str(&a[5], "pdf", e) : "uniform";
     if (!pdf) return e->code;
     if (bi_given(&a[6]) && bi_num(&a[6], "lambda", &lambda, e)) return e->code;
-    if (bi_given(&a[7]) && a[7].kind != V_INT && bi_num(&a[7], "seed", &seed, e)) return e->code;
-    if (r < 0 || c < 0) return br_err(e, BR_EDIM, "rand(): invalid dimensions %gx%g", r, c);
     /* an integer seed exactly (a lineage trace's 63-bit seeds) */
-    int64_t s = bi_given(&a[7]) && a[7].kind == V_INT ? a[7].i : (int64_t)seed;
+    if (bi_given(&a[7]) && seed_arg(&a[7], &seed, e)) return e->code;
+    if (r < 0 || c < 0) return br_err(e, BR_EDIM, "rand(): invalid dimensions %gx%g", r, c);
+    int64_t s = seed;
     if (s == -1) s = rt_next_seed(rt);   /* -seed N: runtime/seeds.c */
     return bi_ret_mb(k_rand((int64_t)r, (int64_t)c, mn, mx, sp, pdf, lambda, s, e), out, e);
 }
@@ -198,22 +201,33 @@ static int b_seq(Value *a, Value *out, BrErr *e)
     return bi_ret_mb(k_seq(f, t, inc, e), out, e);
 }
 
+/* A seed argument: an integer exactly (63-bit seeds), else a number. */
+static int seed_arg(const Value *v, int64_t *out, BrErr *e)
+{
+    if (v->kind == V_INT) { *out = v->i; return 0; }
+    double d;
+    if (bi_num(v, "seed", &d, e)) return e->code;
+    *out = (int64_t)d;
+    return 0;
+}
+
 static int b_sample(Rt *rt, Value *a, Value *out, BrErr *e)
 {
-    double range, size, seed = -1;
+    double range, size;
+    int64_t seed = -1;
     bool repl = false;
     if (bi_num(&a[0], "range", &range, e) || bi_num(&a[1], "size", &size, e)) return e->code;
     if (bi_given(&a[2])) {
         /* sample(range, size, seed) with a number in third place */
         if (a[2].kind == V_BOOL) repl = a[2].b;
-        else if (bi_num(&a[2], "seed", &seed, e)) return e->code;
+        else if (seed_arg(&a[2], &seed, e)) return e->code;
     }
     /* a fourth argument is the seed; its default (-1, which the call
      * carries when not written) keeps a seed given in third place */
-    double seed4 = -1;
-    if (bi_given(&a[3]) && bi_num(&a[3], "seed", &seed4, e)) return e->code;
+    int64_t seed4 = -1;
+    if (bi_given(&a[3]) && seed_arg(&a[3], &seed4, e)) return e->code;
     if (seed4 != -1 || a[2].kind == V_BOOL) seed = seed4;
-    int64_t s = (int64_t)seed;
+    int64_t s = seed;
     if (s == -1) s = rt_next_seed(rt);   /* -seed N: runtime/seeds.c */
     return bi_ret_mb(k_sample((int64_t)range, (int64_t)size, repl, s, e), out, e);
 }
