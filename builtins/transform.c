@@ -1238,6 +1238,21 @@ out:
     return NULL;
 }
 
+/* The output columns of dummycoded column j in SystemDS's
+ * CategoricalMask.distinctCount: K when hashed, else a first cell
+ * "¿N" (N), else the metadata's distinct count, 0 when it has none. */
+static int64_t mask_width(const Tf *t, const FB *m, int64_t j)
+{
+    if (t->c[j].hash) return t->K;
+    const char *v = m->rows > 0 && m->c[j]->type == FB_STRING ? m->c[j]->s[0] : NULL;
+    if (v && !strncmp(v, "\xc2\xbf", 2) && v[2]) {
+        double d;
+        return fb_parse_num(v + 2, strlen(v + 2), &d) && d >= 0 ? (int64_t)d : 0;
+    }
+    int64_t nd = fb_nd(m, j);
+    return nd > 0 ? nd : 0;
+}
+
 MB *tf_catmask(const FB *m, const char *spec, BrErr *e)
 {
     Tf t;
@@ -1247,21 +1262,21 @@ MB *tf_catmask(const FB *m, const char *spec, BrErr *e)
         br_err(e, BR_EARG, "getCategoricalMask: only specs with \"ids\": true are supported (as in SystemDS)");
         goto out;
     }
-    int64_t total = 0;
-    for (int64_t j = 0; j < t.n; j++) {
-        if (t.c[j].bin || t.c[j].bow) {
-            br_err(e, BR_EARG, "getCategoricalMask: %s (column %lld) is not supported", t.c[j].bin ? "binning" : "bag_of_words",
-                   (long long)j + 1);
-            goto out;
-        }
-        if (t.c[j].dummy && !t.c[j].hash && load_col(&t, m, j, e)) goto out;
-        total += t.c[j].dummy ? t.c[j].maxcode : 1;
+    /* SystemDS's UNSUPPORTED_MASK_METHODS */
+    const char *bad = t.udf_name ? "udf" : NULL;
+    for (int64_t j = 0; j < t.n && !bad; j++)
+        bad = t.c[j].bin ? "bin" : t.c[j].wemb ? "word_embedding" : t.c[j].bow ? "bag_of_words" : NULL;
+    if (bad) {
+        br_err(e, BR_EARG, "getCategoricalMask: unsupported transform method '%s' (as in SystemDS)", bad);
+        goto out;
     }
+    int64_t total = 0;
+    for (int64_t j = 0; j < t.n; j++) total += t.c[j].dummy ? mask_width(&t, m, j) : 1;
     if (!(x = mb_dense(1, total, e))) goto out;
     int64_t o = 0;
     for (int64_t j = 0; j < t.n; j++) {
         const TfCol *c = &t.c[j];
-        int64_t w = c->dummy ? c->maxcode : 1;
+        int64_t w = c->dummy ? mask_width(&t, m, j) : 1;
         double v = c->recode || c->hash || c->dummy;
         for (int64_t k = 0; k < w; k++) x->d[o++] = v;
     }

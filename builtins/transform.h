@@ -89,9 +89,12 @@ FB *tf_decode(const MB *x, const char *spec, const FB *m, BrErr *e);
 MB *tf_colmap(const FB *m, const char *spec, BrErr *e);
 /* getCategoricalMask(target=M, spec): SystemDS's 1 x (encoded columns)
  * mask, 1 for the output columns of recoded, hashed or dummycoded input
- * columns. A dummycoded column spans its distinct count (M's recode
- * entries) or K when hashed. Needs "ids": true; binning is rejected, as
- * in SystemDS. New matrix or NULL with e set. */
+ * columns. A dummycoded column spans K when hashed, else its distinct
+ * count as SystemDS's CategoricalMask takes it: a first metadata cell
+ * "¿N", else M's distinct count (transformencode's, a .mtd's or "#Meta"
+ * line's), 0 columns without one. Needs "ids": true; bin,
+ * word_embedding, bag_of_words and udf are rejected, as in SystemDS. New
+ * matrix or NULL with e set. */
 MB *tf_catmask(const FB *m, const char *spec, BrErr *e);
 /* transformmeta(spec, transformPath, sep): the metadata frame of a
  * file-based transform's metadata directory (builtins/tfmeta.c describes
