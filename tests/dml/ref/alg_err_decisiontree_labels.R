@@ -1,2 +1,2 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "decisionTree", "y must hold recoded positive labels"))
+wlines("error.txt", c("nonzero", "decisionTree", "label vector y is not properly recoded/binned"))
