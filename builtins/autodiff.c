@@ -174,6 +174,8 @@ static int create(AdItem *it, BrErr *e)
             !field(it->text, 9, pdf, sizeof pdf) || !num_field(it->text, 10, &lambda))
             return br_err(e, BR_EARG, "autoDiff: lineage item %lld: a rand instruction braid cannot read",
                           (long long)it->id);
+        if (!(r >= 0 && r < 9e18 && c >= 0 && c < 9e18))
+            return br_err(e, BR_EARG, "autoDiff: lineage item %lld: rand of %g x %g", (long long)it->id, r, c);
         MB *m = k_rand((int64_t)r, (int64_t)c, mn, mx, sp, pdf, lambda, seed, e);
         if (!m) return e->code;
         it->v = val_matrix(m);
