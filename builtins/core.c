@@ -207,6 +207,7 @@ static int seed_arg(const Value *v, int64_t *out, BrErr *e)
     if (v->kind == V_INT) { *out = v->i; return 0; }
     double d;
     if (bi_num(v, "seed", &d, e)) return e->code;
+    if (!(d >= -9.2e18 && d <= 9.2e18)) return br_err(e, BR_EARG, "seed %g is not a 64-bit integer", d);
     *out = (int64_t)d;
     return 0;
 }
