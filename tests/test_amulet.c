@@ -1848,7 +1848,7 @@ static double loop_vops_of(const char *src, const double *ports, bool sparse, in
  * against 5. Then the planner's choice follows the price: under pinned
  * machine constants that fuse both operands into the loop (5
  * operators), adds priced 10^5 times slower than multiplies
- * (BRAID_AMULET_PORTS) leave B * (B > 0), which the kernel computes per
+ * (BRAID_AMULET_PORTS) leave B * (B > 0.1), which the kernel computes per
  * (k, j) vector, to a Cell operator (3 operators fused), with the same
  * result. */
 static void kernel_price(void)
@@ -1896,7 +1896,7 @@ static void kernel_price(void)
         TRun r;
         CgOptions o = t_pols[2].o;
         o.explain = tmpfile();
-        t_run_dml("R = ((A > 0.5) * A * u) %*% (B * (B > 0))\n", &o, 3, n2, ins, 1, on, &r);
+        t_run_dml("R = ((A > 0.5) * A * u) %*% (B * (B > 0.1))\n", &o, 3, n2, ins, 1, on, &r);
         /* the operators the chosen loop covers (the explain line) */
         int nops = -1;
         char line[600];
