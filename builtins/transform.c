@@ -1082,7 +1082,7 @@ int tf_encode(const FB *f, const char *spec, MB **xo, FB **mo, TfUdf *udf, BrErr
             fmt_int(c->map.code[k], code, sizeof code);
             size_t lt = strlen(c->map.tok[k]), ls = strlen(TF_SEP), lc = strlen(code);
             char *s = br_malloc(lt + ls + lc + 1);
-            if (!s) { br_err(e, BR_ENOMEM, "out of memory"); goto out; }
+            if (!s) { free(row); br_err(e, BR_ENOMEM, "out of memory"); goto out; }
             memcpy(s, c->map.tok[k], lt);
             memcpy(s + lt, TF_SEP, ls);
             memcpy(s + lt + ls, code, lc + 1);
