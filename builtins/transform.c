@@ -574,31 +574,6 @@ static double hash_code(const Tf *t, const FB *f, int64_t i, int64_t j)
 
 /* ---- bag of words ---- */
 
-/* One UTF-8 sequence of s (n bytes left) as a code point, its length in
- * *len; a malformed byte is U+FFFD of length 1. */
-static uint32_t utf8_next(const unsigned char *s, size_t n, size_t *len)
-{
-    uint32_t c = s[0];
-    size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (!k || k > n) { *len = 1; return 0xFFFD; }
-    if (k == 1) { *len = 1; return c; }
-    c &= 0x3Fu >> (k - 1);
-    for (size_t i = 1; i < k; i++) {
-        if ((s[i] & 0xC0) != 0x80) { *len = 1; return 0xFFFD; }
-        c = c << 6 | (s[i] & 0x3Fu);
-    }
-    *len = k;
-    return c;
-}
-
-static size_t utf8_put(uint32_t c, char *o)
-{
-    if (c < 0x80) { o[0] = (char)c; return 1; }
-    if (c < 0x800) { o[0] = (char)(0xC0 | c >> 6); o[1] = (char)(0x80 | (c & 0x3F)); return 2; }
-    o[0] = (char)(0xE0 | c >> 12); o[1] = (char)(0x80 | ((c >> 6) & 0x3F)); o[2] = (char)(0x80 | (c & 0x3F));
-    return 3;
-}
-
 /* SystemDS's ColumnEncoderBagOfWords.tokenize: the letters of s (Java's
  * Character.isLetter over UTF-16 units; a code point past the BMP is two
  * units, neither a letter), lower-cased (Character.toLowerCase), every
@@ -609,12 +584,13 @@ static size_t utf8_put(uint32_t c, char *o)
 static int64_t bow_tokens(const char *s, char *buf)
 {
     int64_t n = 0;
-    size_t len = strlen(s), o = 0;
+    int64_t len = (int64_t)strlen(s);
+    size_t o = 0;
     bool in = false;
-    for (size_t i = 0, l; i < len; i += l) {
-        uint32_t c = utf8_next((const unsigned char *)s + i, len - i, &l);
+    for (int64_t i = 0, l; i < len; i += l) {
+        uint32_t c = u8_decode(s + i, len - i, &l);
         if (ju_is_letter(c)) {
-            o += utf8_put(ju_to_lower(c), buf + o);
+            o += (size_t)u8_encode(ju_to_lower(c), buf + o);
             in = true;
         } else if (in) {
             buf[o++] = 0;
