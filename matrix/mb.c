@@ -341,10 +341,9 @@ MB *mb_to_dense(const MB *m, BrErr *e)
     if (!m->sparse) return mb_copy(m, e);
     MB *r = mb_dense(m->rows, m->cols, e);
     if (!r) return NULL;
-    for (int64_t i = 0; i < m->rows; i++) {
-        double *row = r->d + i * m->cols;
-        for (int64_t k = m->rp[i]; k < m->rp[i + 1]; k++) row[m->ci[k]] = m->v[k];
-    }
+    /* indexed, not a row pointer: a matrix of no columns has no array */
+    for (int64_t i = 0; i < m->rows; i++)
+        for (int64_t k = m->rp[i]; k < m->rp[i + 1]; k++) r->d[i * m->cols + m->ci[k]] = m->v[k];
     r->nnz = m->nnz;
     return keep_fin(r, m);
 }
@@ -363,9 +362,10 @@ MB *mb_to_sparse(const MB *m, BrErr *e)
     if (!r) return NULL;
     int64_t k = 0;
     for (int64_t i = 0; i < m->rows; i++) {
-        const double *row = m->d + i * m->cols;
-        for (int64_t j = 0; j < m->cols; j++)
-            if (row[j] != 0) { r->ci[k] = (int32_t)j; r->v[k] = row[j]; k++; }
+        for (int64_t j = 0; j < m->cols; j++) {
+            double x = m->d[i * m->cols + j];
+            if (x != 0) { r->ci[k] = (int32_t)j; r->v[k] = x; k++; }
+        }
         r->rp[i + 1] = k;
     }
     r->nnz = k;
