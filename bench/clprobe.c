@@ -3,10 +3,13 @@
  * transfer bytes per second), measured directly through OpenCL:
  *   build/bench/clprobe [N]   (N doubles per buffer, default 2^27 = 1 GiB)
  * Prints every platform's devices (version, memory, compute units,
- * extensions), then on the first device: a program build, host<->device
- * copies (pageable memory), the latency of an empty kernel (pipelined and
- * with clFinish after each), and a copy and a read-only kernel's bytes
- * per second (best of 9). Results: bench/results/gpu-*.txt. */
+ * extensions), then on the device braid takes by default (the first GPU
+ * over all platforms, else the first device): a program build,
+ * host<->device copies (pageable memory), the latency of an empty kernel
+ * (pipelined and with clFinish after each), what a buffer made and
+ * released around each launch costs against one buffer reused (the
+ * pattern of an allocator without a cache), and a copy and a read-only
+ * kernel's bytes per second (best of 9). Results: bench/results/gpu-*.txt. */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <stdio.h>
@@ -75,8 +78,14 @@ int main(int argc, char **argv)
         clGetPlatformInfo(pl[p], CL_PLATFORM_VERSION, sizeof b, b, NULL), printf("  version %s\n", b);
         devices(pl[p]);
     }
-    cl_device_id dev;
-    CK(clGetDeviceIDs(pl[0], CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
+    cl_device_id dev = NULL;
+    for (cl_uint p = 0; p < np && !dev; p++)
+        if (clGetDeviceIDs(pl[p], CL_DEVICE_TYPE_GPU, 1, &dev, NULL) != CL_SUCCESS) dev = NULL;
+    if (!dev) CK(clGetDeviceIDs(pl[0], CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
+    {
+        char b[256];
+        clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof b, b, NULL), printf("measured: %s\n", b);
+    }
     cl_int rc;
     cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &rc);
     CK(rc);
@@ -130,6 +139,28 @@ int main(int argc, char **argv)
         CK(clFinish(q));
     }
     printf("empty kernel, launch and clFinish: %.2f us\n", (now() - t0) / 200 * 1e6);
+
+    /* a buffer made before each launch and released after it, against
+     * one buffer reused: per launch, pipelined (clFinish at the end) */
+    for (size_t sz = 8192; sz <= ((size_t)32 << 20); sz *= 64) {
+        int reps = 200;
+        t0 = now();
+        for (int r = 0; r < reps; r++) {
+            cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sz, NULL, &rc);
+            CK(rc);
+            CK(clSetKernelArg(nop, 0, sizeof m, &m));
+            CK(clEnqueueNDRangeKernel(q, nop, 1, NULL, &one, &one, 0, NULL, NULL));
+            CK(clReleaseMemObject(m));
+        }
+        CK(clFinish(q));
+        double tf = (now() - t0) / reps;
+        CK(clSetKernelArg(nop, 0, sizeof a, &a));
+        t0 = now();
+        for (int r = 0; r < reps; r++) CK(clEnqueueNDRangeKernel(q, nop, 1, NULL, &one, &one, 0, NULL, NULL));
+        CK(clFinish(q));
+        double tr = (now() - t0) / reps;
+        printf("launch with a fresh %zu-byte buffer: %.2f us, with a reused one: %.2f us\n", sz, tf * 1e6, tr * 1e6);
+    }
 
     cl_uint cus;
     clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, 4, &cus, NULL);

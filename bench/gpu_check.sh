@@ -2,9 +2,12 @@
 # bench/gpu_check.sh [LOGDIR]: braid's GPU checks on a machine with a real
 # OpenCL GPU (the device machine of bench/results/gpu-*.txt): the device's
 # facts and rates (bench/clprobe), bench_stitch and bench_cgstitch alone,
-# then the GPU unit tests and the shared conformance suite under -gpu
-# (codegen off as tests/dml/configs/gpu.xml, and codegen on) side by
-# side on cores 0-9. Needs `make all build/bench/clprobe
+# PyTorch's eager kernels for the same layers (bench/torch_stitch.py,
+# where python3 has torch and a CUDA device), then the GPU unit tests
+# and the shared conformance suite under -gpu (codegen off as
+# tests/dml/configs/gpu.xml, and codegen on) side by side on cores 0-9,
+# braid's DML suite under gpu.xml beside them on cores 10-15 (each run
+# at most 400 s). Needs `make all build/bench/clprobe
 # build/bench/bench_stitch build/bench/bench_cgstitch` and, for the
 # conformance suite, ../shared/conformance. Logs go to LOGDIR (default
 # /tmp/braid-gpu-check); the last lines printed are the summary.
@@ -16,24 +19,29 @@ export OMP_NUM_THREADS=2 GOMP_SPINCOUNT=20000
 say() { echo "$*" >> "$S"; }
 timeout 60 build/bench/clprobe > "$L/probe.txt" 2>&1; say "clprobe rc=$?"
 grep -v extensions "$L/probe.txt" >> "$S"
+if python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  s=$(date +%s); timeout -k 5 180 python3 bench/torch_stitch.py > "$L/torch_stitch.txt" 2>&1
+  say "torch_stitch rc=$? $(( $(date +%s) - s )) s"; cat "$L/torch_stitch.txt" >> "$S"
+fi
 for b in bench_stitch bench_cgstitch; do
   s=$(date +%s); timeout -k 5 60 build/bench/$b > "$L/$b.txt" 2>&1
   say "$b rc=$? $(( $(date +%s) - s )) s"; cat "$L/$b.txt" >> "$S"
 done
-run() { n=$1; shift; s=$(date +%s)
-  ( timeout -k 5 200 taskset -c 0-9 "$@" > "$L/$n.txt" 2>&1; echo "rc=$? $(( $(date +%s) - s )) s" >> "$L/$n.txt" ) & }
-for t in test_gpu test_stitch test_gpustitch test_gpugen test_cgstitch; do run $t build/tests/$t; done
+run() { n=$1 c=$2; shift 2; s=$(date +%s)
+  ( timeout -k 5 400 taskset -c "$c" "$@" > "$L/$n.txt" 2>&1; echo "rc=$? $(( $(date +%s) - s )) s" >> "$L/$n.txt" ) & }
+for t in test_gpu test_stitch test_gpustitch test_gpugen test_cgstitch; do run $t 0-9 build/tests/$t; done
+BRAID_DML_EXTRA_ARGS="-config $R/tests/dml/configs/gpu.xml" run dml_gpu 10-15 tests/dml/run.sh "$R/build/braid"
 conf=$R/../shared/conformance
 if [ -x "$conf/run.sh" ]; then
   printf '#!/bin/sh\nexec %s -config %s "$@"\n' "$R/build/braid" "$R/tests/dml/configs/gpu.xml" > "$L/braid-gpu"
   printf '<root><sysds.gpu>force</sysds.gpu></root>\n' > "$L/gpucg.xml"
   printf '#!/bin/sh\nexec %s -config %s "$@"\n' "$R/build/braid" "$L/gpucg.xml" > "$L/braid-gpucg"
   chmod +x "$L"/braid-gpu*
-  run conf_gpu sh -c "cd '$conf' && ./run.sh '$L/braid-gpu'"
-  run conf_gpucg sh -c "cd '$conf' && ./run.sh '$L/braid-gpucg'"
+  run conf_gpu 0-9 sh -c "cd '$conf' && ./run.sh '$L/braid-gpu'"
+  run conf_gpucg 0-9 sh -c "cd '$conf' && ./run.sh '$L/braid-gpucg'"
 fi
 wait
-for f in "$L"/test_*.txt "$L"/conf_*.txt; do
+for f in "$L"/test_*.txt "$L"/conf_*.txt "$L"/dml_*.txt; do
   say "== $(basename "$f" .txt): $(grep -E 'passed' "$f" | tail -1) $(tail -1 "$f")"
   grep -E 'FAIL' "$f" | head -20 >> "$S"
 done

@@ -57,6 +57,17 @@ int gpu_init(BrErr *e);
 typedef struct GpuProfile { double launch_s, bw, xfer_bw, sync_s, copy_bw, down_bw; } GpuProfile;
 typedef enum { GPU_PROF_NOMINAL, GPU_PROF_MEASURED, GPU_PROF_FILE, GPU_PROF_CONFIG, GPU_PROF_TEST } GpuProfSource;
 GpuProfile gpu_profile(void);
+/* The compute units and clock (MHz) the latency evaluator prices a
+ * schedule with (gpu/stitch.c stitch_cost, stitch_comb_cost): the
+ * device's, unless the variable BRAID_GPU_UNITS="CUS MHZ" pins them
+ * (read once). The tests pin them with the profile (tests/t.h
+ * t_pin_machine), so the choices they check do not flip with the
+ * device's size (an H200's 132 units against PoCL's cores: a combine
+ * of a few cells' partials in the operator's launch or in a launch of
+ * its own), and with them the codegen operators' blocks of rows
+ * (gpu/spoof_cl.c row_blocks: their partials are what a combine
+ * walks). */
+void gpu_units(double *cus, double *mhz);
 GpuProfSource gpu_profile_source(void);
 const char *gpu_profile_source_name(GpuProfSource s);
 void gpu_set_profile(const GpuProfile *p);
@@ -117,6 +128,8 @@ typedef struct GpuStats {
     int64_t h2d_bytes, d2h_bytes;
     int64_t hits, misses;      /* pool lookups of inputs */
     int64_t evictions;
+    int64_t buf_reused;        /* buffers gpu_alloc took from its cache
+                                  instead of a new clCreateBuffer */
     int64_t forgotten;         /* entries dropped for an in-place update */
     int64_t landed;            /* device-only results copied to the host */
     int64_t ops;               /* operators run on the device */

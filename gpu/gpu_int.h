@@ -85,6 +85,16 @@ int gpu_clerr(BrErr *e, cl_int rc, const char *what);
  * falls back to the CPU). Evicts pool entries when the budget would be
  * exceeded. */
 cl_mem gpu_alloc(size_t bytes, BrErr *e);
+/* Releases a buffer: a read-write one its caller held alone goes to the
+ * allocator's cache for gpu_alloc to hand out again (pool.c); any other
+ * is released. NULL is ignored. */
+void gpu_free(cl_mem m);
+/* A second holder of m (clRetainMemObject, counted so that gpu_free
+ * caches m only when its last holder frees it); false without memory
+ * (m not retained). */
+bool gpu_share(cl_mem m);
+/* Frees every cached buffer (gpu_pool_clear; allocation failures). */
+void gpu_cache_clear(void);
 /* Launch a 1-D kernel over n items (local size chosen by the driver
  * unless local > 0, rounded up), counted in the stats. */
 int gpu_launch1(cl_kernel k, size_t n, size_t local, BrErr *e);

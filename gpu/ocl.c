@@ -32,7 +32,8 @@ void gpu_configure(GpuMode mode, int device, double pool_budget)
     g_mode = mode;
     g_device = device;
     g_budget = pool_budget;
-    if (g_state == 1 && pool_budget > 0) gpu_ctx.budget = pool_budget;
+    /* once the device is up, <= 0 restores the default (half its memory) */
+    if (g_state == 1) gpu_ctx.budget = pool_budget > 0 ? pool_budget : (double)gpu_ctx.info.global_mem / 2;
 }
 
 GpuMode gpu_mode(void) { return g_mode; }
@@ -269,10 +270,10 @@ void gpu_print_stats(FILE *f)
     if (g_mode == GPU_OFF || g_state != 1) return;
     GpuStats s = gpu_stats();
     fprintf(f, "GPU (%s):\t%lld ops, %lld launches, %.3f/%.3f MB up/down, %lld results copied to the host, "
-            "pool %lld hits/%lld misses/%lld evictions.\n",
+            "pool %lld hits/%lld misses/%lld evictions, %lld buffers reused.\n",
             gpu_ctx.info.name, (long long)s.ops, (long long)s.launches, (double)s.h2d_bytes / 1e6,
             (double)s.d2h_bytes / 1e6, (long long)s.landed, (long long)s.hits, (long long)s.misses,
-            (long long)s.evictions);
+            (long long)s.evictions, (long long)s.buf_reused);
     gpu_print_profile(f);
     if (s.fused_ops || s.fused_cpu)
         fprintf(f, "GPU codegen operators:\t%lld on the device (%lld as one stitched launch), %lld on the CPU (%lld while "

@@ -67,7 +67,7 @@ cl_mem gpu_dense_view(const MB *m, const GpuBuf *b, cl_mem *tmp, BrErr *e)
     if (gpu_args(K(K_CSR_TO_DENSE), e, sizeof r, &r, sizeof c, &c, sizeof(cl_mem), &b->rp, sizeof(cl_mem), &b->ci,
                  sizeof(cl_mem), &b->v, sizeof(cl_mem), &d, (size_t)0) ||
         gpu_launch1(K(K_CSR_TO_DENSE), (size_t)m->rows, 0, e)) {
-        clReleaseMemObject(d);
+        gpu_free(d);
         return NULL;
     }
     *tmp = d;
@@ -81,7 +81,7 @@ MB *gpu_dense_result(int64_t rows, int64_t cols, cl_mem d, BrErr *e)
     /* device-only: no copy to the host until the host reads it (pool.c
      * lands it then, with the exact nnz and the format rule) */
     MB *r = mb_dev_shell(rows, cols, e);
-    if (!r) { clReleaseMemObject(d); return NULL; }
+    if (!r) { gpu_free(d); return NULL; }
     GpuBuf b = {.d = d};
     if (!gpu_put(r, &b)) { mb_release(r); return br_err(e, BR_ENOMEM, "out of memory"), NULL; }
     return r;
@@ -96,11 +96,16 @@ MB *gpu_dense_result(int64_t rows, int64_t cols, cl_mem d, BrErr *e)
 MB *gpu_csr_result(const MB *a, const GpuBuf *ab, cl_mem v, BrErr *e)
 {
     MB *r = mb_dev_shell(a->rows, a->cols, e);
-    if (!r) { clReleaseMemObject(v); return NULL; }
+    if (!r) { gpu_free(v); return NULL; }
     r->sparse = true;   /* the device copy's format, no host arrays */
     r->nnz = ab->nnz;   /* an upper bound until it lands */
-    clRetainMemObject(ab->rp);
-    clRetainMemObject(ab->ci);
+    if (!gpu_share(ab->rp)) { mb_release(r); gpu_free(v); return br_err(e, BR_ENOMEM, "out of memory"), NULL; }
+    if (!gpu_share(ab->ci)) {
+        gpu_free(ab->rp);
+        mb_release(r);
+        gpu_free(v);
+        return br_err(e, BR_ENOMEM, "out of memory"), NULL;
+    }
     GpuBuf b = {.rp = ab->rp, .ci = ab->ci, .v = v, .sparse = true, .nnz = ab->nnz};
     if (!gpu_put(r, &b)) { mb_release(r); return br_err(e, BR_ENOMEM, "out of memory"), NULL; }
     return r;
@@ -132,7 +137,7 @@ MB *gpu_unary(OpCode op, const MB *a, BrErr *e)
         if (gpu_args(K(K_CSR_UNARY), e, sizeof opi, &opi, sizeof nnz, &nnz, sizeof(cl_mem), &ab.v,
                      sizeof(cl_mem), &v, (size_t)0) ||
             gpu_launch1(K(K_CSR_UNARY), (size_t)nnz, 0, e)) {
-            clReleaseMemObject(v);
+            gpu_free(v);
             return end(NULL);
         }
         return end(gpu_csr_result(a, &ab, v, e));
@@ -145,7 +150,7 @@ MB *gpu_unary(OpCode op, const MB *a, BrErr *e)
         !gpu_launch1(K(K_EW_UNARY), seg_items(rows, cols, seg), 0, e))
         r = gpu_dense_result(a->rows, a->cols, o, e);
     else if (o)
-        clReleaseMemObject(o);
+        gpu_free(o);
     return end(r);
 }
 
@@ -178,7 +183,7 @@ static MB *binary_csr(OpCode op, const MB *s, const GpuBuf *sb, DevMat o, int om
                  sizeof(cl_mem), &sb->ci, sizeof(cl_mem), &sb->v, MAT_ARGS(o), sizeof omi, &omi, sizeof zero, &zero,
                  sizeof sw, &sw, sizeof(cl_mem), &v, (size_t)0) ||
         gpu_launch1(K(K_CSR_BINARY), (size_t)rows, 0, e)) {
-        clReleaseMemObject(v);
+        gpu_free(v);
         return NULL;
     }
     return gpu_csr_result(s, sb, v, e);
@@ -197,7 +202,7 @@ static MB *binary_dense(OpCode op, DevMat a, int am, double as, DevMat b, int bm
                  sizeof ami, &ami, sizeof as, &as, MAT_ARGS(b), sizeof bmi, &bmi, sizeof bs, &bs,
                  (size_t)sizeof(cl_mem), &o, (size_t)0) ||
         gpu_launch1(K(K_EW_BINARY), seg_items(rows, cols, seg), 0, e)) {
-        clReleaseMemObject(o);
+        gpu_free(o);
         return NULL;
     }
     return gpu_dense_result(rows, cols, o, e);
@@ -257,7 +262,7 @@ MB *gpu_binary_ms(OpCode op, const MB *a, double s, bool scalar_left, BrErr *e)
                      &ab.rp, sizeof(cl_mem), &ab.ci, sizeof(cl_mem), &ab.v, MAT_ARGS(unread), sizeof om, &om,
                      sizeof s, &s, sizeof sw, &sw, sizeof(cl_mem), &v, (size_t)0) ||
             gpu_launch1(K(K_CSR_BINARY), (size_t)rows, 0, e)) {
-            clReleaseMemObject(v);
+            gpu_free(v);
             return end(NULL);
         }
         return end(gpu_csr_result(a, &ab, v, e));
@@ -350,7 +355,7 @@ static MB *agg_seg(int sc, AggDir dir, const MB *a, BrErr *e)
                        sizeof es, &es, sizeof cc, &cc, MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) ||
               gpu_launch1(K(K_AGG_SEG), (size_t)nseg, 0, e);
     if (!bad) r = gpu_dense_result(dir == DIR_COL ? 1 : nseg, dir == DIR_COL ? nseg : 1, o, e), o = NULL;
-    if (o) clReleaseMemObject(o);
+    if (o) gpu_free(o);
     return r;
 }
 
@@ -406,8 +411,8 @@ MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
                 r = gpu_dense_result(1, 1, o, e), o = NULL;
         }
     }
-    if (o) clReleaseMemObject(o);
-    if (part) clReleaseMemObject(part);
+    if (o) gpu_free(o);
+    if (part) gpu_free(part);
     return end(r);
 }
 
@@ -488,7 +493,7 @@ static int csr_mm_run(const GpuBuf *ab, int64_t m, int64_t k, int64_t n, cl_mem 
         !gpu_launch1(K(K_CSR_MM), (size_t)(m * n), 0, e))
         rc = 0;
 done:
-    if (nf) clReleaseMemObject(nf);
+    if (nf) gpu_free(nf);
     return rc;
 }
 
@@ -520,7 +525,7 @@ static int csr_tmm_run(const GpuBuf *ab, int64_t k, int64_t m, int64_t n, cl_mem
                      (G > 1 && part_sum_run(G, m, n, 0, part, o, e))
                  ? -1
                  : 0;
-    if (part != o) clReleaseMemObject(part);
+    if (part != o) gpu_free(part);
     return rc;
 }
 
@@ -567,8 +572,8 @@ static int tmm_csrb_run(DevMat a, const GpuBuf *bb, int64_t k, int64_t m, int64_
     else if (!gpu_args(K(K_SYM_LOWER), e, sizeof nn, &nn, sizeof(cl_mem), &o, (size_t)0))
         rc = gpu_launch1(K(K_SYM_LOWER), (size_t)(n * n), 0, e);
 done:
-    if (bad) clReleaseMemObject(bad);
-    if (part != o) clReleaseMemObject(part);
+    if (bad) gpu_free(bad);
+    if (part != o) gpu_free(part);
     return rc;
 }
 
@@ -589,7 +594,7 @@ static int csr_csr_run(const GpuBuf *ab, const GpuBuf *bb, int64_t m, int64_t k,
         !gpu_launch1(K(K_CSR_CSR_MM), (size_t)m, 0, e))
         rc = 0;
 done:
-    if (bad) clReleaseMemObject(bad);
+    if (bad) gpu_free(bad);
     return rc;
 }
 
@@ -607,7 +612,7 @@ static int csr_tsmm_r_run(const GpuBuf *xb, int64_t m, cl_mem o, BrErr *e)
 static MB *mm_result(bool ok, int64_t m, int64_t n, cl_mem o, BrErr *e)
 {
     if (ok) return gpu_dense_result(m, n, o, e);
-    clReleaseMemObject(o);
+    gpu_free(o);
     return NULL;
 }
 
@@ -695,7 +700,7 @@ MB *gpu_transpose(const MB *a, BrErr *e)
                        (size_t)0) &&
         !gpu_launch2(K(K_TRANSPOSE), (size_t)cols, (size_t)rows, t, t, e))
         r = gpu_dense_result(cols, rows, o, e), o = NULL;
-    if (o) clReleaseMemObject(o);
+    if (o) gpu_free(o);
     return end(r);
 }
 
@@ -869,7 +874,7 @@ MB *gpu_cum(OpCode op, const MB *a, BrErr *e)
                        sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_CUM_COL), (size_t)(ab.sparse ? band_items(cols) : cols), 0, e))
         r = gpu_dense_result(rows, cols, o, e), o = NULL;
-    if (o) clReleaseMemObject(o);
+    if (o) gpu_free(o);
     return end(r);
 }
 
@@ -914,7 +919,7 @@ MB *gpu_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b, doub
                         sizeof m2, &m2, sizeof bs, &bs, sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_IFELSE), seg_items(rows, cols, seg), 0, e))
         r = gpu_dense_result(rows, cols, o, e), o = NULL;
-    if (o) clReleaseMemObject(o);
+    if (o) gpu_free(o);
     return end(r);
 }
 
@@ -932,7 +937,7 @@ MB *gpu_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr
                        sizeof seg, &seg, MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_SLICE), seg_items(m, n, seg), 0, e))
         r = gpu_dense_result(m, n, o, e), o = NULL;
-    if (o) clReleaseMemObject(o);
+    if (o) gpu_free(o);
     return end(r);
 }
 
@@ -958,7 +963,7 @@ MB *gpu_lix(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const M
                       sizeof(cl_mem), &o, (size_t)0) &&
             !gpu_launch1(K(K_LIX_ROWS), (size_t)rows, 0, e))
             r = gpu_dense_result(x->rows, x->cols, o, e), o = NULL;
-        if (o) clReleaseMemObject(o);
+        if (o) gpu_free(o);
         return end(r);
     }
     size_t bytes = (size_t)(x->rows * x->cols) * sizeof(double);
@@ -971,7 +976,7 @@ MB *gpu_lix(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const M
                   sizeof(cl_mem), &src, sizeof sv, &sv, sizeof scalar, &scalar, sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_LIX), (size_t)(m * n), 0, e))
         r = gpu_dense_result(x->rows, x->cols, o, e), o = NULL;
-    if (o) clReleaseMemObject(o);
+    if (o) gpu_free(o);
     return end(r);
 }
 
@@ -1029,10 +1034,10 @@ static int cla_lists_run(const ClaGroup *g, int64_t rows, int64_t cols, cl_mem o
         rc = 0;
 done:
     free(st);
-    if (gc) clReleaseMemObject(gc);
-    if (dict) clReleaseMemObject(dict);
-    if (data) clReleaseMemObject(data);
-    if (sb) clReleaseMemObject(sb);
+    if (gc) gpu_free(gc);
+    if (dict) gpu_free(dict);
+    if (data) gpu_free(data);
+    if (sb) gpu_free(sb);
     return rc;
 }
 
@@ -1070,9 +1075,9 @@ static int cla_group_run(const ClaGroup *g, int64_t rows, int64_t cols, cl_mem o
         !gpu_launch1(K(K_CLA_GROUP), (size_t)(rows * g->ncols), 0, e))
         rc = 0;
 done:
-    clReleaseMemObject(gc);
-    if (dict) clReleaseMemObject(dict);
-    if (codes) clReleaseMemObject(codes);
+    gpu_free(gc);
+    if (dict) gpu_free(dict);
+    if (codes) gpu_free(codes);
     return rc;
 }
 
@@ -1090,6 +1095,6 @@ MB *gpu_cla_decompress(const MB *c, BrErr *e)
     bool ok = o && rc == CL_SUCCESS;
     for (int k = 0; ok && k < c->cmb->ngroups; k++) ok = !cla_group_run(c->cmb->groups[k], c->rows, c->cols, o, e);
     if (ok) r = gpu_dense_result(c->rows, c->cols, o, e), o = NULL;
-    if (o) clReleaseMemObject(o);
+    if (o) gpu_free(o);
     return end(r);
 }

@@ -74,6 +74,19 @@ static GpuProfile complete(GpuProfile p)
     return p;
 }
 
+void gpu_units(double *cus, double *mhz)
+{
+    static int pinned = -1;
+    static double pc, pm;
+    if (pinned < 0) {
+        const char *v = getenv("BRAID_GPU_UNITS");
+        pinned = v && sscanf(v, "%lf %lf", &pc, &pm) == 2 && pc >= 1 && pm > 0;
+    }
+    const GpuInfo *g = gpu_info();
+    *cus = pinned ? pc : BR_MAX(1, g->compute_units);
+    *mhz = pinned ? pm : g->clock_mhz;
+}
+
 GpuProfile gpu_profile(void)
 {
     pthread_once(&g_env_once, env_read);

@@ -274,12 +274,16 @@ static cl_mem small_buf(const void *p, size_t bytes, BrErr *e)
     return m;
 }
 
-/* Work-items (blocks of rows): enough to fill the device, each block at
- * least one row, and the partials and scratch within a quarter of the
- * pool's budget. */
+/* Work-items (blocks of rows): enough to fill the device (64 per
+ * compute unit: gpu_units, the device's unless a test pins them, since
+ * the block count is the number of partials the latency evaluator
+ * prices a combine by), each block at least one row, and the partials
+ * and scratch within a quarter of the pool's budget. */
 static int64_t row_blocks(int64_t rows, int64_t per_block)
 {
-    int64_t g = (int64_t)BR_MAX(1, gpu_ctx.info.compute_units) * 64;
+    double cus, mhz;
+    gpu_units(&cus, &mhz);
+    int64_t g = (int64_t)cus * 64;
     double cap = gpu_ctx.budget / 4 / ((double)BR_MAX(per_block, 1) * 8);
     if ((double)g > cap) g = (int64_t)BR_MAX(1.0, cap);
     return BR_MIN(g, BR_MAX(rows, 1));
@@ -310,12 +314,12 @@ static int combine(RowProg *pr, const SpRowOut *o, cl_mem part, int64_t ng, int6
                  sizeof agg, &agg, sizeof div, &div, sizeof zm, &zm, sizeof(cl_mem), &part, sizeof(cl_mem), &r,
                  (size_t)0) ||
         gpu_launch1(pr->comb, (size_t)n, 0, e)) {
-        clReleaseMemObject(r);
+        gpu_free(r);
         return -1;
     }
     if (o->var == SPR_FULL_AGG) {
         cl_int rc = clEnqueueReadBuffer(gpu_ctx.q, r, CL_TRUE, 0, sizeof(double), v, 0, NULL, NULL);
-        clReleaseMemObject(r);
+        gpu_free(r);
         if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clEnqueueReadBuffer");
         gpu_st.d2h_bytes += sizeof(double);
         return 0;
@@ -849,11 +853,11 @@ static int call_main(Call *x, int64_t rows, int64_t rb, int64_t ng, int64_t tlen
 /* Ends the call: rc 1 ran, -2 (the CPU runs it) becomes 0. */
 static int call_close(Call *x, int rc)
 {
-    for (int k = 0; k < x->n && x->tmp; k++) if (x->tmp[k]) clReleaseMemObject(x->tmp[k]);
+    for (int k = 0; k < x->n && x->tmp; k++) if (x->tmp[k]) gpu_free(x->tmp[k]);
     cl_mem held[] = {x->L,     x->sc,    x->scratch, x->out,   x->rsc,   x->cnt, x->segv,
                      x->so[0], x->so[1], x->so[2],   x->so[3], x->cd};
-    for (size_t k = 0; k < sizeof held / sizeof *held; k++) if (held[k]) clReleaseMemObject(held[k]);
-    for (int q = 0; q < SPOOF_MAXOUT; q++) if (x->cr[q]) clReleaseMemObject(x->cr[q]);
+    for (size_t k = 0; k < sizeof held / sizeof *held; k++) if (held[k]) gpu_free(held[k]);
+    for (int q = 0; q < SPOOF_MAXOUT; q++) if (x->cr[q]) gpu_free(x->cr[q]);
     free(x->arg);
     free(x->tmp);
     free(x->srp);

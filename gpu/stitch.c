@@ -619,7 +619,9 @@ double stitch_cost(const StitchRegion *r, int64_t rows, int64_t cols, StitchSche
     if (s->lmem > 0) per_cu = BR_MIN(per_cu, (double)g->local_mem / s->lmem);
     per_cu = BR_MIN(per_cu, 65536.0 / (regs * L));
     per_cu = BR_MAX(1.0, floor(per_cu));
-    double resident = per_cu * ((L + W - 1) / W) * BR_MAX(1, g->compute_units);
+    double ncu, mhz;
+    gpu_units(&ncu, &mhz);
+    double resident = per_cu * ((L + W - 1) / W) * ncu;
     double waves = ceil(warps / resident);
     /* instructions per lane: every pass reads (cached: once) and computes
      * its cells; a thread-per-segment row walk is not coalesced (W
@@ -641,7 +643,7 @@ double stitch_cost(const StitchRegion *r, int64_t rows, int64_t cols, StitchSche
      * passes over X (once when cached) and the outputs at the device's
      * read bandwidth as the floor of the instruction estimate */
     GpuProfile gp = gpu_profile();
-    double hz = BR_MAX(g->clock_mhz, 1000) * 1e6, launch = gp.launch_s * hz;
+    double hz = BR_MAX(mhz, 1000) * 1e6, launch = gp.launch_s * hz;
     double bytes = (double)rows * (double)cols * 8 * (cache ? 1 : P) + (double)nseg * 8 * st_nout(r);
     s->instr = waves * (ops + mem + tree) * 4 + launches * launch;
     s->cycles = fmax(waves * (ops + mem + tree) * 4, bytes / gp.bw * hz) + launches * launch;
@@ -660,10 +662,11 @@ double stitch_cost(const StitchRegion *r, int64_t rows, int64_t cols, StitchSche
  * whole bandwidth, plus the launch latency each. Cycles. */
 double stitch_comb_cost(const int64_t *reads, const int64_t *cells, int nout, int64_t ng, int wg, bool inl)
 {
-    const GpuInfo *g = gpu_info();
     GpuProfile gp = gpu_profile();
-    double hz = BR_MAX(g->clock_mhz, 1000) * 1e6, launch = gp.launch_s * hz;
-    double cu = BR_MAX(1, g->compute_units), lanes = inl ? BR_MAX(wg, 1) : 2048.0 * cu;
+    double cu, mhz;
+    gpu_units(&cu, &mhz);
+    double hz = BR_MAX(mhz, 1000) * 1e6, launch = gp.launch_s * hz;
+    double lanes = inl ? BR_MAX(wg, 1) : 2048.0 * cu;
     double bw = inl ? gp.bw / cu : gp.bw, t = 0;
     for (int k = 0; k < nout; k++) {
         /* a step: the partial's read (~20 cycles, amortized) and a Kahan
@@ -868,13 +871,13 @@ int stitch_exec_all(const StitchRegion *r, const MB *const *in, const double *sc
             cl_mem o = ex.out[k];
             ex.out[k] = NULL;
             if (ok && !(out[k] = gpu_dense_result(orows[k], ocols[k], o, e))) ok = false;
-            else if (!ok) clReleaseMemObject(o);
+            else if (!ok) gpu_free(o);
         }
     }
 done:
-    for (int k = 0; k < nout; k++) if (ex.out[k]) clReleaseMemObject(ex.out[k]);
-    if (segv) clReleaseMemObject(segv);
-    if (ex.sc) clReleaseMemObject(ex.sc);
+    for (int k = 0; k < nout; k++) if (ex.out[k]) gpu_free(ex.out[k]);
+    if (segv) gpu_free(segv);
+    if (ex.sc) gpu_free(ex.sc);
     if (ok) gpu_st.ops++;
     gpu_unpin_all();
     pthread_mutex_unlock(&gpu_lock);
@@ -971,10 +974,10 @@ int stitch_run_packed(const StitchRegion *const *r, const MB *const *x, int n, M
             else
                 mb_recount_nnz(out[k]);
         }
-        if (o[k]) clReleaseMemObject(o[k]);
+        if (o[k]) gpu_free(o[k]);
     }
-    if (dd) clReleaseMemObject(dd);
-    if (fd) clReleaseMemObject(fd);
+    if (dd) gpu_free(dd);
+    if (fd) gpu_free(fd);
     gpu_unpin_all();
     pthread_mutex_unlock(&gpu_lock);
     return rc;

@@ -34,11 +34,13 @@ static inline double t_wall_s(void)
 
 /* Pins the cost model's machine constants (codegen/cost.c: read and write
  * bandwidth, elementwise, dgemm and row-wise vector-matrix rates of a
- * 2-core AVX-512 machine measured when quiet) and the GPU's device
- * profile (gpu/profile.c: the nominal one), so that the plans the tests
+ * 2-core AVX-512 machine measured when quiet), the GPU's device
+ * profile (gpu/profile.c: the nominal one) and the compute units and
+ * clock its latency evaluator assumes (gpu_units: PoCL's on 2 cores at
+ * 2.1 GHz), so that the plans the tests
  * check do not depend on the load at the moment the constants would be
  * measured, nor on the thread count or the OpenCL device. A
- * BRAID_CG_MACHINE or BRAID_GPU_PROFILE in the environment wins. Call it
+ * BRAID_CG_MACHINE, BRAID_GPU_PROFILE or BRAID_GPU_UNITS in the environment wins. Call it
  * before the device is first used; a test that runs
  * braid as a process calls it first, so that every run it starts
  * inherits the same constants (docs/testing.md). */
@@ -46,6 +48,7 @@ static inline void t_pin_machine(void)
 {
     setenv("BRAID_CG_MACHINE", "2.3e10 1.25e10 1.0e10 1.15e11 4.6e10", 0);
     setenv("BRAID_GPU_PROFILE", "10e-6 500e9 12e9", 0);
+    setenv("BRAID_GPU_UNITS", "2 2100", 0);   /* (CI's PoCL: 2 cores) */
 }
 
 /* T_SAN: 1 in the ASan+UBSan build. CI runs every test twice, under the

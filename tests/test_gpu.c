@@ -455,6 +455,64 @@ static void test_pool(void)
     gpu_pool_clear();
 }
 
+/* The allocator's cache (pool.c): a released result's buffer serves
+ * the next result of its size or up to a quarter smaller, with every
+ * cell written again (stale contents never show); a CSR result, which
+ * shares its input's row pointers and columns, does not hand them to
+ * the cache while the input's copy uses them. */
+static void test_bufcache(void)
+{
+    BrErr e = {0}, ge = {0};
+    gpu_pool_clear();
+    gpu_stats_reset();
+    MB *a = rnd(50, 40, 1, false, false), *a2 = rnd(48, 40, 1, false, false);
+    mb_release(gpu_unary(OP_EXP, a, &ge));
+    /* the next operator trims the dead result first: its buffer is the
+     * new result's */
+    MB *g = gpu_unary(OP_SIN, a, &ge), *w = k_unary(OP_SIN, a, &e);
+    T_CHECK(gpu_stats().buf_reused >= 1, "a released buffer reused: %lld", (long long)gpu_stats().buf_reused);
+    T_MB_EQ(g, w, 1e-12, "a result in a reused buffer");
+    mb_release(g), mb_release(w);
+    int64_t before = gpu_stats().buf_reused;
+    g = gpu_unary(OP_COS, a2, &ge), w = k_unary(OP_COS, a2, &e);
+    T_CHECK(gpu_stats().buf_reused > before, "a 4%% smaller result takes a cached buffer");
+    T_MB_EQ(g, w, 1e-12, "a smaller result in a reused buffer");
+    mb_release(g), mb_release(w);
+    /* ten times larger: a new buffer */
+    MB *big = rnd(500, 40, 1, false, false);
+    before = gpu_stats().buf_reused;
+    g = gpu_unary(OP_ABS, big, &ge), w = k_unary(OP_ABS, big, &e);
+    T_CHECK(gpu_stats().buf_reused == before, "a larger result takes no smaller buffer");
+    T_MB_EQ(g, w, 1e-12, "a larger result");
+    mb_release(g), mb_release(w), mb_release(big);
+    /* CSR: results sharing x's structure come and go; x's copy stays right */
+    MB *x = rnd(60, 45, 0.1, true, false);
+    for (int i = 0; i < 4; i++) {
+        MB *r = gpu_binary_ms(OP_MULT, x, 2.0 + i, false, &ge);
+        T_CHECK(r && r->dev, "a CSR result on the device");
+        mb_release(r);
+    }
+    g = gpu_unary(OP_ABS, x, &ge), w = k_unary(OP_ABS, x, &e);
+    T_MB_EQ(g, w, 1e-12, "a CSR input after its structure's sharers were freed");
+    mb_release(g), mb_release(w), mb_release(x);
+    /* more released buffers than the cache keeps (64), of 70 sizes: the
+     * oldest go; every later result still right */
+    MB *many[70];
+    for (int i = 0; i < 70; i++) many[i] = gpu_unary(OP_EXP, a, &ge);
+    for (int i = 0; i < 70; i++) mb_release(many[i]);
+    for (int i = 0; i < 70; i++) {
+        MB *x2 = rnd(10 + i, 7, 1, false, false);
+        many[i] = gpu_unary(OP_SQRT, x2, &ge);
+        mb_release(x2);
+    }
+    for (int i = 0; i < 70; i++) mb_release(many[i]);
+    g = gpu_unary(OP_TANH, a, &ge), w = k_unary(OP_TANH, a, &e);
+    T_MB_EQ(g, w, 1e-12, "a result after the cache overflowed");
+    mb_release(g), mb_release(w);
+    mb_release(a), mb_release(a2);
+    gpu_pool_clear();
+}
+
 /* CSR results stay on the device (lazy copy-back, docs/gpu.md): a chain
  * of sparse-preserving operators over a CSR input copies nothing to the
  * host; the first read lands the CSR copy once (row pointers, columns,
@@ -1334,6 +1392,7 @@ int main(void)
     test_matmul();
     test_matmul_nonfinite();
     test_pool();
+    test_bufcache();
     test_cost_rule();
     test_profile();
     test_profile_busy();
