@@ -102,6 +102,13 @@ int gpu_launch2(cl_kernel k, size_t n0, size_t n1, size_t l0, size_t l1, BrErr *
 /* A new device buffer holding bytes of host memory p (counted as a
  * transfer); NULL with e set. */
 cl_mem gpu_upload(const void *p, size_t bytes, BrErr *e);
+/* A device buffer holding a copy of bytes of host memory p, written
+ * without waiting (the copy is freed once the write completed): for the
+ * small arrays of a launch (scalars, offsets, counters), which a
+ * buffer created per launch or a blocking write (the host waiting for
+ * every earlier kernel) made dear. Not counted as a transfer (the
+ * caller counts what it counts); NULL with e set. */
+cl_mem gpu_upload_small(const void *p, size_t bytes, BrErr *e);
 /* Sets kernel arguments: a list of (size, pointer) pairs ending in 0. */
 int gpu_args(cl_kernel k, BrErr *e, ...);
 

@@ -323,6 +323,58 @@ cl_mem gpu_upload(const void *p, size_t bytes, BrErr *e)
     return m;
 }
 
+/* The host copies of gpu_upload_small's writes still in flight, freed
+ * once their write completed (polled at the next call; all at
+ * gpu_pool_clear, after the queue finished). */
+typedef struct Staged { cl_event ev; void *p; } Staged;
+static Staged *staged;
+static int nstaged, cstaged;
+static pthread_mutex_t stage_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void reap_staged(bool all)
+{
+    pthread_mutex_lock(&stage_lock);
+    for (int i = nstaged - 1; i >= 0; i--) {
+        cl_int st = CL_COMPLETE;
+        if (!all && clGetEventInfo(staged[i].ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS)
+            st = CL_QUEUED;
+        if (st != CL_COMPLETE && st >= 0) continue;   /* (negative: failed, done too) */
+        clReleaseEvent(staged[i].ev);
+        free(staged[i].p);
+        staged[i] = staged[--nstaged];
+    }
+    pthread_mutex_unlock(&stage_lock);
+}
+
+cl_mem gpu_upload_small(const void *p, size_t bytes, BrErr *e)
+{
+    reap_staged(false);
+    cl_mem m = gpu_alloc(bytes, e);
+    if (!m || bytes == 0) return m;
+    void *copy = malloc(bytes);
+    pthread_mutex_lock(&stage_lock);
+    bool room = br_grow((void **)&staged, &cstaged, nstaged + 1, sizeof *staged);
+    pthread_mutex_unlock(&stage_lock);
+    if (!copy || !room) {
+        free(copy);
+        gpu_free(m);
+        return br_err(e, BR_ENOMEM, "out of memory"), NULL;
+    }
+    memcpy(copy, p, bytes);
+    cl_event ev = NULL;
+    cl_int rc = clEnqueueWriteBuffer(gpu_ctx.q, m, CL_FALSE, 0, bytes, copy, 0, NULL, &ev);
+    if (rc != CL_SUCCESS) {
+        free(copy);
+        gpu_free(m);
+        gpu_clerr(e, rc, "clEnqueueWriteBuffer");
+        return NULL;
+    }
+    pthread_mutex_lock(&stage_lock);
+    staged[nstaged++] = (Staged){ev, copy};
+    pthread_mutex_unlock(&stage_lock);
+    return m;
+}
+
 static bool add(MB *m, const GpuBuf *b)
 {
     if (!br_grow((void **)&ents, &cents, nents + 1, sizeof *ents)) return false;
@@ -418,5 +470,7 @@ void gpu_pool_clear(void)
         if (drop(i, &e)) fprintf(stderr, "braid: %s\n", e.msg);
     }
     gpu_cache_clear();
+    if (gpu_ctx.q) clFinish(gpu_ctx.q);
+    reap_staged(true);
     pthread_mutex_unlock(&gpu_lock);
 }

@@ -262,15 +262,12 @@ bool gpu_spoof_built(const char *src)
     return built;
 }
 
-/* A small read-only buffer holding bytes (L, scalars). */
+/* A small buffer holding bytes (L, scalars; at least one double). */
 static cl_mem small_buf(const void *p, size_t bytes, BrErr *e)
 {
-    cl_int rc;
     double dummy = 0;
-    cl_mem m = clCreateBuffer(gpu_ctx.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes ? bytes : sizeof dummy,
-                              bytes ? (void *)p : &dummy, &rc);
-    if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clCreateBuffer"), NULL;
-    gpu_st.h2d_bytes += (int64_t)bytes;
+    cl_mem m = gpu_upload_small(bytes ? p : &dummy, bytes ? bytes : sizeof dummy, e);
+    if (m) gpu_st.h2d_bytes += (int64_t)bytes;
     return m;
 }
 
@@ -640,10 +637,8 @@ static char *stitched_source(const char *src, const GpuStitchIn *st, int nin, in
  * set. */
 static int call_cnt(Call *x, BrErr *e)
 {
-    cl_int zero[4] = {0, 0, 0, 0}, cr;
-    x->cnt = clCreateBuffer(gpu_ctx.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, zero, &cr);
-    if (cr != CL_SUCCESS) return x->cnt = NULL, gpu_clerr(e, cr, "clCreateBuffer");
-    return 0;
+    cl_int zero[4] = {0, 0, 0, 0};
+    return (x->cnt = gpu_upload_small(zero, sizeof zero, e)) ? 0 : -1;
 }
 
 /* The stitched call's buffers (under gpu_lock): 0, -1 with e set, -2

@@ -841,12 +841,7 @@ int stitch_exec_all(const StitchRegion *r, const MB *const *in, const double *sc
     }
     double scv[ST_MAX_SC] = {0};
     for (int k = 0; k < r->nsc; k++) scv[k] = sc[k];
-    cl_int c = CL_SUCCESS;
-    if (has_extra(r) && !(ex.sc = clCreateBuffer(gpu_ctx.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                                 sizeof scv, scv, &c))) {
-        gpu_clerr(e, c, "clCreateBuffer");
-        goto done;
-    }
+    if (has_extra(r) && !(ex.sc = gpu_upload_small(scv, sizeof scv, e))) goto done;
     int nred = 0;
     for (int i = 0; i < r->n; i++) nred += r->nodes[i].k == SN_RED;
     for (int k = 0; k < nout; k++) {
@@ -954,16 +949,17 @@ int stitch_run_packed(const StitchRegion *const *r, const MB *const *x, int n, M
         cl_int c2 = clSetKernelArg(kern, (cl_uint)(3 + 2 * k), sizeof(cl_mem), &o[k]);
         if (c1 != CL_SUCCESS || c2 != CL_SUCCESS) { gpu_clerr(e, c1 ? c1 : c2, "clSetKernelArg"); kern = NULL; }
     }
-    cl_int c;
     if (kern) {
-        dd = clCreateBuffer(gpu_ctx.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof(cl_long) * 3 * (size_t)n, dims, &c);
-        fd = clCreateBuffer(gpu_ctx.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof(cl_long) * (size_t)(n + 1), firsts, &c);
-        if (!dd || !fd ||
-            clSetKernelArg(kern, 0, sizeof dd, &dd) != CL_SUCCESS || clSetKernelArg(kern, 1, sizeof fd, &fd) != CL_SUCCESS ||
-            clSetKernelArg(kern, (cl_uint)(2 + 2 * n), L * sizeof(double), NULL) != CL_SUCCESS)
-            gpu_clerr(e, c, "packed kernel arguments");
-        else if (!gpu_launch1(kern, (size_t)firsts[n] * L, L, e))
-            rc = 0;
+        dd = gpu_upload_small(dims, sizeof(cl_long) * 3 * (size_t)n, e);
+        fd = dd ? gpu_upload_small(firsts, sizeof(cl_long) * (size_t)(n + 1), e) : NULL;
+        bool args = dd && fd;   /* (else e says why) */
+        if (args && (clSetKernelArg(kern, 0, sizeof dd, &dd) != CL_SUCCESS ||
+                     clSetKernelArg(kern, 1, sizeof fd, &fd) != CL_SUCCESS ||
+                     clSetKernelArg(kern, (cl_uint)(2 + 2 * n), L * sizeof(double), NULL) != CL_SUCCESS)) {
+            gpu_clerr(e, -1, "packed kernel arguments");
+            args = false;
+        }
+        if (args && !gpu_launch1(kern, (size_t)firsts[n] * L, L, e)) rc = 0;
     }
     for (int k = 0; k < n; k++) {
         out[k] = NULL;
