@@ -74,17 +74,23 @@ static GpuProfile complete(GpuProfile p)
     return p;
 }
 
+static pthread_once_t g_units_once = PTHREAD_ONCE_INIT;
+static bool g_units_pinned;
+static double g_units_cus, g_units_mhz;
+
+static void units_read(void)
+{
+    const char *v = getenv("BRAID_GPU_UNITS");
+    g_units_pinned = v && sscanf(v, "%lf %lf", &g_units_cus, &g_units_mhz) == 2 && g_units_cus >= 1 &&
+                     g_units_mhz > 0;
+}
+
 void gpu_units(double *cus, double *mhz)
 {
-    static int pinned = -1;
-    static double pc, pm;
-    if (pinned < 0) {
-        const char *v = getenv("BRAID_GPU_UNITS");
-        pinned = v && sscanf(v, "%lf %lf", &pc, &pm) == 2 && pc >= 1 && pm > 0;
-    }
+    pthread_once(&g_units_once, units_read);
     const GpuInfo *g = gpu_info();
-    *cus = pinned ? pc : BR_MAX(1, g->compute_units);
-    *mhz = pinned ? pm : g->clock_mhz;
+    *cus = g_units_pinned ? g_units_cus : BR_MAX(1, g->compute_units);
+    *mhz = g_units_pinned ? g_units_mhz : g->clock_mhz;
 }
 
 GpuProfile gpu_profile(void)
