@@ -85,9 +85,9 @@ int gpu_clerr(BrErr *e, cl_int rc, const char *what);
  * falls back to the CPU). Evicts pool entries when the budget would be
  * exceeded. */
 cl_mem gpu_alloc(size_t bytes, BrErr *e);
-/* Releases a buffer: a read-write one its caller held alone goes to the
- * allocator's cache for gpu_alloc to hand out again (pool.c); any other
- * is released. NULL is ignored. */
+/* Releases a buffer of gpu_alloc's (every buffer the backend frees is
+ * one): held by no one else, it goes to the allocator's cache for
+ * gpu_alloc to hand out again (pool.c). NULL is ignored. */
 void gpu_free(cl_mem m);
 /* A second holder of m (clRetainMemObject, counted so that gpu_free
  * caches m only when its last holder frees it); false without memory

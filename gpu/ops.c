@@ -355,7 +355,7 @@ static MB *agg_seg(int sc, AggDir dir, const MB *a, BrErr *e)
                        sizeof es, &es, sizeof cc, &cc, MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) ||
               gpu_launch1(K(K_AGG_SEG), (size_t)nseg, 0, e);
     if (!bad) r = gpu_dense_result(dir == DIR_COL ? 1 : nseg, dir == DIR_COL ? nseg : 1, o, e), o = NULL;
-    if (o) gpu_free(o);
+    gpu_free(o);
     return r;
 }
 
@@ -411,8 +411,8 @@ MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
                 r = gpu_dense_result(1, 1, o, e), o = NULL;
         }
     }
-    if (o) gpu_free(o);
-    if (part) gpu_free(part);
+    gpu_free(o);
+    gpu_free(part);
     return end(r);
 }
 
@@ -493,7 +493,7 @@ static int csr_mm_run(const GpuBuf *ab, int64_t m, int64_t k, int64_t n, cl_mem 
         !gpu_launch1(K(K_CSR_MM), (size_t)(m * n), 0, e))
         rc = 0;
 done:
-    if (nf) gpu_free(nf);
+    gpu_free(nf);
     return rc;
 }
 
@@ -572,7 +572,7 @@ static int tmm_csrb_run(DevMat a, const GpuBuf *bb, int64_t k, int64_t m, int64_
     else if (!gpu_args(K(K_SYM_LOWER), e, sizeof nn, &nn, sizeof(cl_mem), &o, (size_t)0))
         rc = gpu_launch1(K(K_SYM_LOWER), (size_t)(n * n), 0, e);
 done:
-    if (bad) gpu_free(bad);
+    gpu_free(bad);
     if (part != o) gpu_free(part);
     return rc;
 }
@@ -594,7 +594,7 @@ static int csr_csr_run(const GpuBuf *ab, const GpuBuf *bb, int64_t m, int64_t k,
         !gpu_launch1(K(K_CSR_CSR_MM), (size_t)m, 0, e))
         rc = 0;
 done:
-    if (bad) gpu_free(bad);
+    gpu_free(bad);
     return rc;
 }
 
@@ -700,7 +700,7 @@ MB *gpu_transpose(const MB *a, BrErr *e)
                        (size_t)0) &&
         !gpu_launch2(K(K_TRANSPOSE), (size_t)cols, (size_t)rows, t, t, e))
         r = gpu_dense_result(cols, rows, o, e), o = NULL;
-    if (o) gpu_free(o);
+    gpu_free(o);
     return end(r);
 }
 
@@ -874,7 +874,7 @@ MB *gpu_cum(OpCode op, const MB *a, BrErr *e)
                        sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_CUM_COL), (size_t)(ab.sparse ? band_items(cols) : cols), 0, e))
         r = gpu_dense_result(rows, cols, o, e), o = NULL;
-    if (o) gpu_free(o);
+    gpu_free(o);
     return end(r);
 }
 
@@ -919,7 +919,7 @@ MB *gpu_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b, doub
                         sizeof m2, &m2, sizeof bs, &bs, sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_IFELSE), seg_items(rows, cols, seg), 0, e))
         r = gpu_dense_result(rows, cols, o, e), o = NULL;
-    if (o) gpu_free(o);
+    gpu_free(o);
     return end(r);
 }
 
@@ -937,7 +937,7 @@ MB *gpu_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr
                        sizeof seg, &seg, MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_SLICE), seg_items(m, n, seg), 0, e))
         r = gpu_dense_result(m, n, o, e), o = NULL;
-    if (o) gpu_free(o);
+    gpu_free(o);
     return end(r);
 }
 
@@ -963,7 +963,7 @@ MB *gpu_lix(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const M
                       sizeof(cl_mem), &o, (size_t)0) &&
             !gpu_launch1(K(K_LIX_ROWS), (size_t)rows, 0, e))
             r = gpu_dense_result(x->rows, x->cols, o, e), o = NULL;
-        if (o) gpu_free(o);
+        gpu_free(o);
         return end(r);
     }
     size_t bytes = (size_t)(x->rows * x->cols) * sizeof(double);
@@ -976,7 +976,7 @@ MB *gpu_lix(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const M
                   sizeof(cl_mem), &src, sizeof sv, &sv, sizeof scalar, &scalar, sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_LIX), (size_t)(m * n), 0, e))
         r = gpu_dense_result(x->rows, x->cols, o, e), o = NULL;
-    if (o) gpu_free(o);
+    gpu_free(o);
     return end(r);
 }
 
@@ -1034,10 +1034,10 @@ static int cla_lists_run(const ClaGroup *g, int64_t rows, int64_t cols, cl_mem o
         rc = 0;
 done:
     free(st);
-    if (gc) gpu_free(gc);
-    if (dict) gpu_free(dict);
-    if (data) gpu_free(data);
-    if (sb) gpu_free(sb);
+    gpu_free(gc);
+    gpu_free(dict);
+    gpu_free(data);
+    gpu_free(sb);
     return rc;
 }
 
@@ -1076,8 +1076,8 @@ static int cla_group_run(const ClaGroup *g, int64_t rows, int64_t cols, cl_mem o
         rc = 0;
 done:
     gpu_free(gc);
-    if (dict) gpu_free(dict);
-    if (codes) gpu_free(codes);
+    gpu_free(dict);
+    gpu_free(codes);
     return rc;
 }
 
@@ -1095,6 +1095,6 @@ MB *gpu_cla_decompress(const MB *c, BrErr *e)
     bool ok = o && rc == CL_SUCCESS;
     for (int k = 0; ok && k < c->cmb->ngroups; k++) ok = !cla_group_run(c->cmb->groups[k], c->rows, c->cols, o, e);
     if (ok) r = gpu_dense_result(c->rows, c->cols, o, e), o = NULL;
-    if (o) gpu_free(o);
+    gpu_free(o);
     return end(r);
 }

@@ -39,10 +39,10 @@ static uint64_t clock_tick;
  * against 1.5-7 us a launch with a reused buffer). The cached bytes
  * count against the pool's budget, and are freed first (oldest first)
  * when room is needed or an allocation fails. At most CACHE_MAX
- * buffers; BRAID_GPU_BUFCACHE=0 turns the cache off (comparisons). A
- * buffer is cached only when its flags are CL_MEM_READ_WRITE alone (not
- * a read-only or host-pointer buffer) and its last holder frees it: a
- * buffer held twice (a CSR result shares its input's row pointers and
+ * buffers; BRAID_GPU_BUFCACHE=0 turns the cache off (comparisons).
+ * Every buffer the backend frees (gpu_free) is one of gpu_alloc's
+ * (read-write, no host pointer), so any cached one serves any request.
+ * A buffer is cached when its last holder frees it: a buffer held twice (a CSR result shares its input's row pointers and
  * columns) is retained by gpu_share, which counts the extra holders,
  * and each gpu_free but the last only drops a reference. (The
  * driver's reference count cannot tell: PoCL holds one for a kernel's
@@ -69,17 +69,23 @@ static bool cache_enabled(void)
     return cache_on;
 }
 
+/* Takes entry v out of the cache (NULL: v < 0); under cache_lock. */
+static cl_mem cache_remove(int v)
+{
+    if (v < 0) return NULL;
+    cl_mem m = cache[v].m;
+    cached -= (double)cache[v].bytes;
+    cache[v] = cache[--ncache];
+    return m;
+}
+
 /* Takes the oldest cached buffer out of the cache (NULL: none); under
  * cache_lock. */
 static cl_mem pop_oldest(void)
 {
     int v = -1;
     for (int i = 0; i < ncache; i++) if (v < 0 || cache[i].tick < cache[v].tick) v = i;
-    if (v < 0) return NULL;
-    cl_mem m = cache[v].m;
-    cached -= (double)cache[v].bytes;
-    cache[v] = cache[--ncache];
-    return m;
+    return cache_remove(v);
 }
 
 /* Frees the oldest cached buffer; false when none is cached. */
@@ -101,12 +107,7 @@ static cl_mem cache_take(size_t bytes)
     for (int i = 0; i < ncache; i++)
         if (cache[i].bytes >= bytes && cache[i].bytes - bytes <= bytes / 4 && (v < 0 || cache[i].bytes < cache[v].bytes))
             v = i;
-    cl_mem m = NULL;
-    if (v >= 0) {
-        m = cache[v].m;
-        cached -= (double)cache[v].bytes;
-        cache[v] = cache[--ncache];
-    }
+    cl_mem m = cache_remove(v);
     pthread_mutex_unlock(&cache_lock);
     return m;
 }
@@ -135,10 +136,8 @@ void gpu_free(cl_mem m)
             if (--shared[i].extra == 0) shared[i] = shared[--nshared];
         }
     pthread_mutex_unlock(&cache_lock);
-    cl_mem_flags fl = 0;
     size_t bytes = 0;
-    if (other || !cache_enabled() || clGetMemObjectInfo(m, CL_MEM_FLAGS, sizeof fl, &fl, NULL) != CL_SUCCESS ||
-        fl != CL_MEM_READ_WRITE || clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof bytes, &bytes, NULL) != CL_SUCCESS ||
+    if (other || !cache_enabled() || clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof bytes, &bytes, NULL) != CL_SUCCESS ||
         (double)bytes > gpu_ctx.budget / 4) {
         clReleaseMemObject(m);
         return;
@@ -352,11 +351,7 @@ cl_mem gpu_upload_small(const void *p, size_t bytes, BrErr *e)
     cl_mem m = gpu_alloc(bytes, e);
     if (!m || bytes == 0) return m;
     void *copy = malloc(bytes);
-    pthread_mutex_lock(&stage_lock);
-    bool room = br_grow((void **)&staged, &cstaged, nstaged + 1, sizeof *staged);
-    pthread_mutex_unlock(&stage_lock);
-    if (!copy || !room) {
-        free(copy);
+    if (!copy) {
         gpu_free(m);
         return br_err(e, BR_ENOMEM, "out of memory"), NULL;
     }
@@ -370,8 +365,14 @@ cl_mem gpu_upload_small(const void *p, size_t bytes, BrErr *e)
         return NULL;
     }
     pthread_mutex_lock(&stage_lock);
-    staged[nstaged++] = (Staged){ev, copy};
+    bool kept = br_grow((void **)&staged, &cstaged, nstaged + 1, sizeof *staged);
+    if (kept) staged[nstaged++] = (Staged){ev, copy};
     pthread_mutex_unlock(&stage_lock);
+    if (!kept) {   /* no room to keep it: the write waited for instead */
+        clWaitForEvents(1, &ev);
+        clReleaseEvent(ev);
+        free(copy);
+    }
     return m;
 }
 

@@ -262,11 +262,11 @@ bool gpu_spoof_built(const char *src)
     return built;
 }
 
-/* A small buffer holding bytes (L, scalars; at least one double). */
+/* A small buffer holding bytes (L, scalars; none: an unwritten one of
+ * gpu_alloc's least size). */
 static cl_mem small_buf(const void *p, size_t bytes, BrErr *e)
 {
-    double dummy = 0;
-    cl_mem m = gpu_upload_small(bytes ? p : &dummy, bytes ? bytes : sizeof dummy, e);
+    cl_mem m = gpu_upload_small(p, bytes, e);
     if (m) gpu_st.h2d_bytes += (int64_t)bytes;
     return m;
 }
@@ -848,11 +848,11 @@ static int call_main(Call *x, int64_t rows, int64_t rb, int64_t ng, int64_t tlen
 /* Ends the call: rc 1 ran, -2 (the CPU runs it) becomes 0. */
 static int call_close(Call *x, int rc)
 {
-    for (int k = 0; k < x->n && x->tmp; k++) if (x->tmp[k]) gpu_free(x->tmp[k]);
+    for (int k = 0; k < x->n && x->tmp; k++) gpu_free(x->tmp[k]);
     cl_mem held[] = {x->L,     x->sc,    x->scratch, x->out,   x->rsc,   x->cnt, x->segv,
                      x->so[0], x->so[1], x->so[2],   x->so[3], x->cd};
-    for (size_t k = 0; k < sizeof held / sizeof *held; k++) if (held[k]) gpu_free(held[k]);
-    for (int q = 0; q < SPOOF_MAXOUT; q++) if (x->cr[q]) gpu_free(x->cr[q]);
+    for (size_t k = 0; k < sizeof held / sizeof *held; k++) gpu_free(held[k]);
+    for (int q = 0; q < SPOOF_MAXOUT; q++) gpu_free(x->cr[q]);
     free(x->arg);
     free(x->tmp);
     free(x->srp);

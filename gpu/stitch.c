@@ -870,9 +870,9 @@ int stitch_exec_all(const StitchRegion *r, const MB *const *in, const double *sc
         }
     }
 done:
-    for (int k = 0; k < nout; k++) if (ex.out[k]) gpu_free(ex.out[k]);
-    if (segv) gpu_free(segv);
-    if (ex.sc) gpu_free(ex.sc);
+    for (int k = 0; k < nout; k++) gpu_free(ex.out[k]);
+    gpu_free(segv);
+    gpu_free(ex.sc);
     if (ok) gpu_st.ops++;
     gpu_unpin_all();
     pthread_mutex_unlock(&gpu_lock);
@@ -970,10 +970,10 @@ int stitch_run_packed(const StitchRegion *const *r, const MB *const *x, int n, M
             else
                 mb_recount_nnz(out[k]);
         }
-        if (o[k]) gpu_free(o[k]);
+        gpu_free(o[k]);
     }
-    if (dd) gpu_free(dd);
-    if (fd) gpu_free(fd);
+    gpu_free(dd);
+    gpu_free(fd);
     gpu_unpin_all();
     pthread_mutex_unlock(&gpu_lock);
     return rc;
