@@ -122,6 +122,13 @@ void br_sig_group_del(pid_t g);
 int br_sig_path_add(const char *path, bool dir);
 void br_sig_path_del(int slot);
 void br_sig_path_forget(const char *path);   /* by name */
+/* A step that makes a registered path or group exist (creating a
+ * temporary, spawning a compile) runs between br_sig_hold and
+ * br_sig_release: br_sig_cleanup waits for the holds of other threads
+ * before it cleans up, and a hold that starts during a cleanup waits
+ * until it is over. Holds are short (a system call or a spawn). */
+void br_sig_hold(void);
+void br_sig_release(void);
 void br_sig_cleanup(void);
 
 /* Threads: the number of threads kernels use (default: all cores). */

@@ -193,7 +193,10 @@ static int write_file(const char *path, const char *data, size_t n)
 static bool publish_file(const char *tmp, const char *path, const char *data, size_t n, const char *from)
 {
     int sig = br_sig_path_add(tmp, false);
-    bool ok = (from ? link(from, tmp) : write_file(tmp, data, n)) == 0 && rename(tmp, path) == 0;
+    br_sig_hold();
+    bool ok = (from ? link(from, tmp) : write_file(tmp, data, n)) == 0;
+    br_sig_release();
+    ok = ok && rename(tmp, path) == 0;
     if (!ok) unlink(tmp);
     br_sig_path_del(sig);
     return ok;
@@ -561,8 +564,10 @@ static int spawn_session(const char *path, char **argv, char **envp, int in, int
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&at, 0);
 #endif
+    br_sig_hold();   /* a handler never misses the session (base.h) */
     int rc = posix_spawn(pid, path, &fa, &at, argv, envp);
     if (!rc) br_sig_group_add(*pid);   /* SIGTERM/SIGINT kills the session (base.h) */
+    br_sig_release();
     posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
     if (pp[1] >= 0) close(pp[1]);
@@ -844,7 +849,10 @@ static void pch_start(CgContext *c, Pch *p, const char *hdr)
     argv[a] = NULL;
     char tmpdir[1300];
     sig_add(p->sig, NULL, p->tmp, p->tmpd);
-    char **env = mkdir(p->tmpd, 0700) ? NULL : env_tmpdir(p->tmpd, tmpdir);
+    br_sig_hold();
+    int md = mkdir(p->tmpd, 0700);
+    br_sig_release();
+    char **env = md ? NULL : env_tmpdir(p->tmpd, tmpdir);
     int rc = env ? spawn_compile(c, argv, env, &p->efd, &p->pid) : -1;
     free(env);
     if (rc) { cg_rmdir_flat(p->tmpd); sig_del(p->sig); return; }
@@ -1001,9 +1009,12 @@ static bool start(Batch *bt, Job *j)
     if (shared && !am && pch_get(c, pchn)) sb_printf(&b, "#include \"%s\"\n", pchn);
     else if (shared) sb_puts(&b, cg_prelude);
     for (int i = 0; i < j->n; i++) bundle_add(&b, bt->op[j->idx[i]], bt->key[j->idx[i]], shared);
+    br_sig_hold();
     int wr = b.s ? write_file(j->src, b.s, b.n) : -1;
+    wr = wr || mkdir(j->tmpd, 0700);
+    br_sig_release();
     free(b.s);
-    if (wr || mkdir(j->tmpd, 0700)) { unlink(j->src); sig_del(j->sig); return false; }
+    if (wr) { unlink(j->src); sig_del(j->sig); return false; }
     char *argv[NFLAGS + 6];
     int a = 0;
     argv[a++] = c->cc;

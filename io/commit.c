@@ -263,6 +263,17 @@ int io_commit_pair(IoOut *d, IoOut *md, BrErr *e)
     return rc;
 }
 
+/* rename as a hold (base.h br_sig_hold): a part file renamed into its
+ * folder while a signal's cleanup removes the folder's files would keep
+ * the folder */
+static int commit_rename(const char *from, const char *to)
+{
+    br_sig_hold();
+    int r = rename(from, to);
+    br_sig_release();
+    return r;
+}
+
 int io_out_commit(IoOut *o, BrErr *e)
 {
     if (io_out_close(o, e) || io_check_target(o->path, e)) { io_out_abort(o); return e->code; }
@@ -282,7 +293,7 @@ int io_out_commit(IoOut *o, BrErr *e)
             rc = remove_part_dir(old, o->path, e);
         }
         free(old);
-    } else if (rename(o->tmp, o->path) != 0) {
+    } else if (commit_rename(o->tmp, o->path) != 0) {
         rc = br_err(e, BR_EIO, "cannot write %s: %s", o->path, strerror(errno));
     } else {
         o->tmp[0] = 0;

@@ -282,14 +282,20 @@ char *io_parts_begin(const char *path, BrErr *e)
     char *dir = br_strdup(o.tmp);
     close(o.fd);
     o.fd = -1;
-    if (!dir || unlink(o.tmp) != 0 || mkdir(dir, 0777) != 0) {
+    /* registered (as a folder: SIGTERM/SIGINT removes it, base.h) before
+     * it is made, the making a hold */
+    int sig = dir ? br_sig_path_add(dir, true) : 0;
+    br_sig_hold();
+    bool ok = dir && unlink(o.tmp) == 0 && mkdir(dir, 0777) == 0;
+    br_sig_release();
+    if (!ok) {
         br_err(e, BR_EIO, "cannot write %s: %s", path, dir ? strerror(errno) : "out of memory");
+        br_sig_path_del(sig);
         free(dir);
         dir = NULL;
     }
     o.tmp[0] = 0;   /* the folder now has its name: not removed here */
     io_out_abort(&o);
-    if (dir) br_sig_path_add(dir, true);   /* SIGTERM/SIGINT removes it (base.h) */
     return dir;
 }
 

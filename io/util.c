@@ -535,7 +535,9 @@ int io_out_open(IoOut *o, const char *path, BrErr *e)
         snprintf(o->tmp, n, "%s.tmp.%d.%llx", path, (int)getpid(), r & 0xffffffffffffULL);
         /* registered before it exists: SIGTERM/SIGINT removes it (base.h) */
         o->sig = br_sig_path_add(o->tmp, false);
+        br_sig_hold();
         o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        br_sig_release();
         if (o->fd >= 0) return 0;
         br_sig_path_del(o->sig);
         o->sig = 0;

@@ -176,14 +176,19 @@ static int procs_left(void)
     return left;
 }
 
+static char tmp_name[256];   /* the first temporary entries saw (for a failure's message) */
+
 static void entries(const char *d, int *so, int *sum, int *tmp, int *gch)
 {
     *so = *sum = *tmp = *gch = 0;
+    tmp_name[0] = 0;
     DIR *dp = opendir(d);
     struct dirent *de;
     while (dp && (de = readdir(dp))) {
         size_t l = strlen(de->d_name);
-        if (!strncmp(de->d_name, "tmp.", 4)) (*tmp)++;
+        if (!strncmp(de->d_name, "tmp.", 4)) {
+            if (!(*tmp)++) snprintf(tmp_name, sizeof tmp_name, "%s", de->d_name);
+        }
         else if (l > 3 && !strcmp(de->d_name + l - 3, ".so")) (*so)++;
         else if (l > 7 && !strcmp(de->d_name + l - 7, ".so.sum")) (*sum)++;
         else if (l > 4 && !strcmp(de->d_name + l - 4, ".gch")) (*gch)++;
@@ -229,7 +234,7 @@ static void term_compile(const char *braid)
     /* the compiles' own tmp.PID.* (the bundle's source, the partial
      * objects the wrapper wrote, the TMPDIR folders): removed by the
      * signal cleanup (jit.c sig_add), not left for the collector */
-    T_CHECK(tmp == 0, "term: no temporary of the compiles left (%d)", tmp);
+    T_CHECK(tmp == 0, "term: no temporary of the compiles left (%d: %s)", tmp, tmp_name);
 }
 
 static void term_write(const char *braid)
@@ -392,7 +397,7 @@ static void term_publish(const char *braid, const char *at)
     int so, sum, tmp, gch;
     snprintf(p, sizeof p, "%s/cp%s/braid", dir, at);
     entries(p, &so, &sum, &tmp, &gch);
-    T_CHECK(tmp == 0, "term publish %s: no temporary left (%d)", at, tmp);
+    T_CHECK(tmp == 0, "term publish %s: no temporary left (%d: %s)", at, tmp, tmp_name);
     if (!strcmp(at, ".so"))
         T_CHECK(sum >= 1 && so == 0, "term publish .so: stopped between the sum and the object (%d sums, %d objects)",
                 sum, so);
