@@ -21,6 +21,7 @@
 
 /* cells a lane keeps in registers across passes (when a segment fits) */
 #define VPT 8
+#define ST_MAX_PASSES (ST_MAX_NODES + 1)   /* one per reduction depth, then the outputs' */
 
 /* ---- building regions ---- */
 
@@ -218,6 +219,41 @@ static void extra_args(StrBuf *b, const StitchRegion *r)
 }
 static const char *red_comb(OpCode op) { return op == OP_AMIN ? "cg_minstep" : op == OP_AMAX ? "cg_maxstep" : "st_add"; }
 
+/* need[p][i]: the cell nodes pass p computes (the cone of its
+ * reductions, or of the outputs in the last pass) */
+static void pass_needs(const StitchRegion *r, bool need[][ST_MAX_NODES])
+{
+    int P = npasses(r);
+    for (int p = 0; p < P; p++) {
+        memset(need[p], 0, sizeof need[p]);
+        for (int k = 0; p == P - 1 && k < st_nout(r); k++) mark_cells(r, st_out_node(r, k), need[p]);
+        for (int i = 0; i < r->n; i++)
+            if (p < P - 1 && r->nodes[i].k == SN_RED && depth(r, i) == p + 1) mark_cells(r, r->nodes[i].a, need[p]);
+    }
+}
+
+/* Computation reuse across passes (seed section 4.5): a dear cell node
+ * (an operator of 10 or more flops a cell: exp, log, pow, tanh ...)
+ * that more than one pass computes keeps its values beside X's where X
+ * is cached (cv<i>[t]): a later pass reads them instead of computing
+ * them again (softmax's exp(x - max) in its sum and its output pass).
+ * Same values, so the same bits. reuse[i] (may be NULL); the count. */
+static int reused_nodes(const StitchRegion *r, bool *reuse)
+{
+    bool need[ST_MAX_PASSES][ST_MAX_NODES];
+    int P = npasses(r), n = 0;
+    pass_needs(r, need);
+    for (int i = 0; i < r->n; i++) {
+        const SNode *x = &r->nodes[i];
+        int passes = 0;
+        for (int p = 0; p < P; p++) passes += need[p][i];
+        bool on = passes > 1 && (x->k == SN_UN || x->k == SN_BIN) && op_info[x->op].cost >= 10;
+        if (reuse) reuse[i] = on;
+        n += on;
+    }
+    return n;
+}
+
 /* The body function k of region r: LS lanes per segment, X cached in
  * registers when cache, only pass only_pass (>= 0: ST_XLA's kernel of
  * that pass; the earlier reductions come from segv, this pass's go
@@ -241,7 +277,12 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass, boo
     sb_puts(b, "    const int lane = l % LS, slot = l / LS;\n");
     sb_puts(b, "    for (long s0 = grp * SPG; s0 < nseg; s0 += ngrp * SPG) {\n");
     sb_puts(b, "        const long seg = s0 + slot;\n        const bool act = seg < nseg;\n");
-    if (only_pass < 0) sb_printf(b, "        double xv[%d];\n", VPT);
+    bool reuse[ST_MAX_NODES] = {0}, computed[ST_MAX_NODES] = {0};
+    if (only_pass < 0) {
+        sb_printf(b, "        double xv[%d];\n", VPT);
+        reused_nodes(r, reuse);
+        for (int i = 0; i < r->n; i++) if (reuse[i]) sb_printf(b, "        double cv%d[%d];\n", i, VPT);
+    }
     /* seg values: emitted when their reductions are known */
     bool have[ST_MAX_NODES] = {0};
     bool xloaded = false;
@@ -287,9 +328,17 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass, boo
                 xloaded = true;   /* the first pass that reads X fills xv */
                 continue;
             }
+            if (reuse[i] && computed[i]) {   /* a later pass: the kept values */
+                sb_printf(b, "            double v%d = cache ? cv%d[t] : ", i, i);
+                expr(b, r, i);
+                sb_puts(b, ";\n");
+                continue;
+            }
             sb_printf(b, "            double v%d = ", i);
             expr(b, r, i);
             sb_puts(b, ";\n");
+            if (reuse[i]) sb_printf(b, "            if (cache) cv%d[t] = v%d;\n", i, i);
+            computed[i] = true;
         }
         for (int q = 0; q < nr; q++) {
             if (red_kahan(r->nodes[reds[q]].op))
@@ -614,7 +663,7 @@ double stitch_cost(const StitchRegion *r, int64_t rows, int64_t cols, StitchSche
      * memory and by registers (64K per unit, 16 + cached cells + nodes) */
     s->lmem = LS > 1 ? (double)L * 8 : 0;
     s->lmem_noreuse = LS > 1 ? (double)L * 8 * nred : 0;
-    double regs = 16 + (cache ? VPT * 2 : 0) + r->n;
+    double regs = 16 + (cache ? VPT * 2 * (1 + reused_nodes(r, NULL)) : 0) + r->n;
     double per_cu = 2048.0 / L;
     if (s->lmem > 0) per_cu = BR_MIN(per_cu, (double)g->local_mem / s->lmem);
     per_cu = BR_MIN(per_cu, 65536.0 / (regs * L));

@@ -374,7 +374,28 @@ int main(void)
     T_CHECK(src && strstr(src, "sub_group_reduce_add") && strstr(src, "#ifdef ST_SG"),
             "the sub-group reduction for devices with cl_khr_subgroups");
     T_CHECK(src && !strstr(src, "sub_group_reduce_max"), "max keeps the NaN-sticky tree");
+    /* computation reuse (seed 4.5): softmax's exp(x - max) (node 3),
+     * computed by the sum's pass and the output pass, is kept beside the
+     * cached X by the first and read by the second; a cheap node or one
+     * pass's node is not kept */
+    T_CHECK(src && strstr(src, "double cv3[") && strstr(src, "cv3[t] = v3;") && strstr(src, "cache ? cv3[t] :"),
+            "softmax keeps exp(x - max) for its output pass");
+    T_CHECK(src && !strstr(src, "double cv2[") && !strstr(src, "double cv0["), "x - max and x are not kept");
     free(src);
+    st_layernorm(&r, 1e-5);
+    src = stitch_source(&r, &sg);
+    T_CHECK(src && !strstr(src, "double cv"), "layernorm keeps nothing (no dear node)");
+    free(src);
+    memset(&r, 0, sizeof r);
+    r.dir = DIR_ROW;
+    {
+        int x = st_x(&r), e = st_un(&r, OP_EXP, x);
+        st_bin(&r, OP_DIV, e, st_red(&r, OP_SUM, x));
+    }
+    src = stitch_source(&r, &sg);
+    T_CHECK(src && !strstr(src, "double cv"), "exp(x) / sum(x): exp in one pass only, not kept");
+    free(src);
+    check_all_schemes(&r, "exp(x) / sum(x)");
     test_launches();
     test_packed();
     return t_done("test_stitch");
