@@ -8,6 +8,7 @@
  * register (section 4.5). ST_XLA is the same generator cut into one
  * kernel per pass, the reductions' results through global memory. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,11 +238,26 @@ static void pass_needs(const StitchRegion *r, bool need[][ST_MAX_NODES])
  * that more than one pass computes keeps its values beside X's where X
  * is cached (cv<i>[t]): a later pass reads them instead of computing
  * them again (softmax's exp(x - max) in its sum and its output pass).
- * Same values, so the same bits. reuse[i] (may be NULL); the count. */
+ * Same values, so the same bits. reuse[i] (may be NULL); the count.
+ * BRAID_STITCH_REUSE=0 turns it off (comparisons: bench_stitch). */
+static pthread_once_t reuse_once = PTHREAD_ONCE_INIT;
+static bool reuse_on;
+
+static void reuse_init(void)
+{
+    const char *v = getenv("BRAID_STITCH_REUSE");
+    reuse_on = !(v && !strcmp(v, "0"));
+}
+
 static int reused_nodes(const StitchRegion *r, bool *reuse)
 {
     bool need[ST_MAX_PASSES][ST_MAX_NODES];
     int P = npasses(r), n = 0;
+    pthread_once(&reuse_once, reuse_init);
+    if (!reuse_on) {
+        if (reuse) memset(reuse, 0, sizeof *reuse * (size_t)r->n);
+        return 0;
+    }
     pass_needs(r, need);
     for (int i = 0; i < r->n; i++) {
         const SNode *x = &r->nodes[i];
