@@ -227,9 +227,11 @@ static void pass_needs(const StitchRegion *r, bool need[][ST_MAX_NODES])
     int P = npasses(r);
     for (int p = 0; p < P; p++) {
         memset(need[p], 0, sizeof need[p]);
-        for (int k = 0; p == P - 1 && k < st_nout(r); k++) mark_cells(r, st_out_node(r, k), need[p]);
-        for (int i = 0; i < r->n; i++)
-            if (p < P - 1 && r->nodes[i].k == SN_RED && depth(r, i) == p + 1) mark_cells(r, r->nodes[i].a, need[p]);
+        if (p == P - 1)
+            for (int k = 0; k < st_nout(r); k++) mark_cells(r, st_out_node(r, k), need[p]);
+        else
+            for (int i = 0; i < r->n; i++)
+                if (r->nodes[i].k == SN_RED && depth(r, i) == p + 1) mark_cells(r, r->nodes[i].a, need[p]);
     }
 }
 
@@ -238,7 +240,8 @@ static void pass_needs(const StitchRegion *r, bool need[][ST_MAX_NODES])
  * that more than one pass computes keeps its values beside X's where X
  * is cached (cv<i>[t]): a later pass reads them instead of computing
  * them again (softmax's exp(x - max) in its sum and its output pass).
- * Same values, so the same bits. reuse[i] (may be NULL); the count.
+ * Same values, so the same bits. need: pass_needs's; reuse[i] (may be
+ * NULL); the count.
  * BRAID_STITCH_REUSE=0 turns it off (comparisons: bench_stitch). */
 static pthread_once_t reuse_once = PTHREAD_ONCE_INIT;
 static bool reuse_on;
@@ -249,16 +252,14 @@ static void reuse_init(void)
     reuse_on = !(v && !strcmp(v, "0"));
 }
 
-static int reused_nodes(const StitchRegion *r, bool *reuse)
+static int reused_nodes(const StitchRegion *r, bool need[][ST_MAX_NODES], bool *reuse)
 {
-    bool need[ST_MAX_PASSES][ST_MAX_NODES];
     int P = npasses(r), n = 0;
     pthread_once(&reuse_once, reuse_init);
     if (!reuse_on) {
         if (reuse) memset(reuse, 0, sizeof *reuse * (size_t)r->n);
         return 0;
     }
-    pass_needs(r, need);
     for (int i = 0; i < r->n; i++) {
         const SNode *x = &r->nodes[i];
         int passes = 0;
@@ -293,10 +294,11 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass, boo
     sb_puts(b, "    const int lane = l % LS, slot = l / LS;\n");
     sb_puts(b, "    for (long s0 = grp * SPG; s0 < nseg; s0 += ngrp * SPG) {\n");
     sb_puts(b, "        const long seg = s0 + slot;\n        const bool act = seg < nseg;\n");
-    bool reuse[ST_MAX_NODES] = {0}, computed[ST_MAX_NODES] = {0};
+    bool need[ST_MAX_PASSES][ST_MAX_NODES], reuse[ST_MAX_NODES] = {0}, computed[ST_MAX_NODES] = {0};
+    pass_needs(r, need);
     if (only_pass < 0) {
         sb_printf(b, "        double xv[%d];\n", VPT);
-        reused_nodes(r, reuse);
+        reused_nodes(r, need, reuse);
         for (int i = 0; i < r->n; i++) if (reuse[i]) sb_printf(b, "        double cv%d[%d];\n", i, VPT);
     }
     /* seg values: emitted when their reductions are known */
@@ -319,15 +321,10 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass, boo
             have[i] = true;
         }
         if (only_pass >= 0 && p != only_pass) continue;
-        bool need[ST_MAX_NODES] = {0};
         bool last = p == P - 1;
         int reds[ST_MAX_NODES], nr = 0;
-        for (int k = 0; last && k < st_nout(r); k++) mark_cells(r, st_out_node(r, k), need);
         for (int i = 0; i < r->n; i++)
-            if (!last && r->nodes[i].k == SN_RED && depth(r, i) == p + 1) {
-                reds[nr++] = i;
-                mark_cells(r, r->nodes[i].a, need);
-            }
+            if (!last && r->nodes[i].k == SN_RED && depth(r, i) == p + 1) reds[nr++] = i;
         for (int q = 0; q < nr; q++) {
             sb_printf(b, "        double a%d = %s;\n", reds[q], red_init(r->nodes[reds[q]].op));
             if (red_kahan(r->nodes[reds[q]].op)) sb_printf(b, "        double k%d = 0.0;\n", reds[q]);
@@ -336,7 +333,7 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass, boo
         sb_puts(b, "        for (long p = lane, t = 0; act && p < len; p += LS, t++) {\n");
         sb_printf(b, "            const long ix = %s;\n", r->dir == DIR_ROW ? "seg * cols + p" : "p * cols + seg");
         for (int i = 0; i < r->n; i++) {
-            if (!need[i]) continue;
+            if (!need[p][i]) continue;
             if (r->nodes[i].k == SN_X) {
                 if (only_pass >= 0) sb_printf(b, "            double v%d = %s;\n", i, xat);
                 else if (!xloaded) sb_printf(b, "            double v%d = %s;\n            if (cache) xv[t] = v%d;\n", i, xat, i);
@@ -679,7 +676,9 @@ double stitch_cost(const StitchRegion *r, int64_t rows, int64_t cols, StitchSche
      * memory and by registers (64K per unit, 16 + cached cells + nodes) */
     s->lmem = LS > 1 ? (double)L * 8 : 0;
     s->lmem_noreuse = LS > 1 ? (double)L * 8 * nred : 0;
-    double regs = 16 + (cache ? VPT * 2 * (1 + reused_nodes(r, NULL)) : 0) + r->n;
+    bool need[ST_MAX_PASSES][ST_MAX_NODES];
+    pass_needs(r, need);
+    double regs = 16 + (cache ? VPT * 2 * (1 + reused_nodes(r, need, NULL)) : 0) + r->n;
     double per_cu = 2048.0 / L;
     if (s->lmem > 0) per_cu = BR_MIN(per_cu, (double)g->local_mem / s->lmem);
     per_cu = BR_MIN(per_cu, 65536.0 / (regs * L));
@@ -693,13 +692,7 @@ double stitch_cost(const StitchRegion *r, int64_t rows, int64_t cols, StitchSche
      * transactions per warp access); tree steps with a barrier each */
     double cells = ceil((double)len / LS);
     double ops = 0;
-    for (int p = 0; p < P; p++) {
-        bool need[ST_MAX_NODES] = {0};
-        for (int k = 0; p == P - 1 && k < st_nout(r); k++) mark_cells(r, st_out_node(r, k), need);
-        for (int i = 0; i < r->n; i++)
-            if (p < P - 1 && r->nodes[i].k == SN_RED && depth(r, i) == p + 1) mark_cells(r, r->nodes[i].a, need);
-        ops += cells * cell_ops(r, need);
-    }
+    for (int p = 0; p < P; p++) ops += cells * cell_ops(r, need[p]);
     double coalesce = (LS == 1 && r->dir == DIR_ROW) ? W : 1;
     double mem = cells * (cache ? 2 : P + 1) * 20 * coalesce;   /* ~20 cycles a transaction, amortized */
     double tree = LS > 1 ? nred * log2((double)LS) * (LS > W ? 30 : 8) : 0;
