@@ -608,7 +608,11 @@ for seed in (1, 2, 3):
 # BuiltinGarchTest: the mean residual of garch(kmax=500, sim_seed=54321)
 # (sum(fitted_X - X) / n) against the mean of tseries's garch residuals,
 # both close to 0; a series of 100 in [-1, 1] (seed 54321), the Java
-# test's two parameter sets; tol 0.1.
+# test's two parameter sets; tol 0.1. SystemDS draws the search's start
+# and restarts unseeded; a few searches in a hundred end far from the
+# others (seeds 1..40 of garch_2: 5 past the tolerance, the rest within
+# 0.05-0.085 of the reference), so the case seeds them (braid's seed=, the
+# test's own 54321) to check the same search every run.
 for k, (mom, sst, est, svi, evi) in enumerate(((0.0, 0.1, 0.001, 0.5, 0.0),
                                                (0.5, 0.25, 0.0001, 0.0, 0.0))):
     case("garch_%d" % (k + 1), "garch", ["{IN}col.mtx", "{EXP}learnt.model"],
@@ -616,7 +620,7 @@ for k, (mom, sst, est, svi, evi) in enumerate(((0.0, 0.1, 0.001, 0.5, 0.0),
          "X = read($col)\n"
          "[fX, fv, a0, ac, vc] = garch(X=X, kmax=500, momentum=%g, "
          "start_stepsize=%g, end_stepsize=%g, start_vicinity=%g, "
-         "end_vicinity=%g, sim_seed=54321, verbose=FALSE)\n"
+         "end_vicinity=%g, sim_seed=54321, seed=54321, verbose=FALSE)\n"
          "write(matrix(sum(fX - X) / nrow(fX), 1, 1), $learnt.model, "
          "format=\"csv\")\n" % (mom, sst, est, svi, evi),
          {"learnt.model": {}}, tol=0.1)
