@@ -7,6 +7,7 @@
  * generic ones with a frame argument, and returns BI_NOT_MINE otherwise. */
 #include "frame.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,6 +331,153 @@ static bool cell_empty(const FB *f, int64_t i, int64_t j)
  * rows (columns) with a non-empty cell, or those select marks non-zero,
  * in order; nothing kept gives one row (column) of missing values with
  * empty.return=TRUE (as matrices give zeros), else none. */
+/* replace(target=F, pattern=, replacement=) over a frame, as SystemDS's
+ * FrameBlock.replaceOperations. Both values become text as SystemDS
+ * passes them (integers in decimal, doubles as Java's Double.toString,
+ * booleans "true"/"false") and get a kind from that text: BOOLEAN for
+ * true/false in any case, a number (Java's NumberUtils.isCreatable, or
+ * NaN) is INT when it is digits only ("-1" is a double) and DOUBLE
+ * otherwise, else STRING; the two kinds must be the same. The value then
+ * replaces the pattern in the string columns (cells whose text equals
+ * the pattern's) and in the columns of its kind (INT64 for INT, FP64 for
+ * DOUBLE, BOOLEAN): a cell equal to the pattern parsed as the column's
+ * type, as Java's toString of both compares them (NaN matches NaN; -0.0
+ * is not 0.0). Other columns are kept; so are names and metadata. */
+typedef enum { RK_BOOL, RK_INT, RK_DOUBLE, RK_STRING } RepKind;
+
+static const char *rep_text(const Value *v, const char *what, char *buf, BrErr *e)
+{
+    switch (v->kind) {
+    case V_STRING: return v->s->s;
+    case V_INT: fmt_int(v->i, buf, FMT_NUM_MAX); return buf;
+    case V_DOUBLE: fmt_double(v->d, buf, FMT_NUM_MAX); return buf;
+    case V_BOOL: return fmt_bool_file(v->b);
+    default:
+        br_err(e, BR_EARG, "replace: %s must be a scalar, not a %s", what, val_kind_name(v->kind));
+        return NULL;
+    }
+}
+
+/* Java's NumberUtils.isCreatable, for decimal text: an optional sign, then
+ * digits with an optional fraction and exponent, or hexadecimal 0x...;
+ * a trailing type letter (f, d; l after an integer) is allowed. */
+static bool rep_creatable(const char *s)
+{
+    const char *p = s + (*s == '-' || *s == '+');
+    if (!*p) return false;
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        if (!p[2]) return false;
+        for (p += 2; *p; p++)
+            if (!strchr("0123456789abcdefABCDEF", *p)) return false;
+        return true;
+    }
+    if (!((*p >= '0' && *p <= '9') || *p == '.')) return false;
+    char *end;
+    errno = 0;
+    (void)strtod(p, &end);
+    if (end == p) return false;
+    if (!*end) return true;
+    if (end[1]) return false;
+    if (strchr("fFdD", *end)) return true;
+    return (*end == 'l' || *end == 'L') && !strpbrk(p, ".eE");
+}
+
+static RepKind rep_kind(const char *s)
+{
+    if (!strcasecmp(s, "true") || !strcasecmp(s, "false")) return RK_BOOL;
+    if (rep_creatable(s) || !strcmp(s, "NaN")) {
+        for (const char *p = s; *p; p++)
+            if (*p < '0' || *p > '9') return RK_DOUBLE;
+        return RK_INT;
+    }
+    return RK_STRING;
+}
+
+static const char *rep_kind_name(RepKind k)
+{
+    return k == RK_BOOL ? "BOOLEAN" : k == RK_INT ? "INT64" : k == RK_DOUBLE ? "FP64" : "STRING";
+}
+
+/* text as a cell of an INT64, FP64 or BOOLEAN column (Java's parse) */
+static int rep_parse(const char *s, FbType t, Value *v, BrErr *e)
+{
+    char *end;
+    errno = 0;
+    if (t == FB_BOOL) {
+        *v = val_bool(!strcasecmp(s, "true"));
+        return 0;
+    }
+    if (t == FB_INT64) {
+        long long x = strtoll(s, &end, 10);
+        if (errno || end == s || *end)
+            return br_err(e, BR_EARG, "replace: '%s' is not a 64-bit integer", s);
+        *v = val_int(x);
+        return 0;
+    }
+    double d;
+    if (!fb_parse_num(s, strlen(s), &d)) {
+        d = strtod(s, &end);
+        if (end == s || (*end && (end[1] || !strchr("fFdD", *end))))
+            return br_err(e, BR_EARG, "replace: '%s' is not a number", s);
+    }
+    *v = val_double(d);
+    return 0;
+}
+
+static int b_replace(const Value *a, Value *out, BrErr *e)
+{
+    const FB *f = a[0].f;
+    char pb[FMT_NUM_MAX], rb[FMT_NUM_MAX];
+    const char *pat = rep_text(&a[1], "pattern", pb, e);
+    const char *rep = pat ? rep_text(&a[2], "replacement", rb, e) : NULL;
+    if (!rep) return e->code;
+    RepKind pk = rep_kind(pat), rk = rep_kind(rep);
+    if (pk != rk)
+        return br_err(e, BR_EARG, "replace: pattern and replacement types should be the same: %s %s",
+                      rep_kind_name(pk), rep_kind_name(rk));
+    FbType kt = pk == RK_BOOL ? FB_BOOL : pk == RK_INT ? FB_INT64 : FB_FP64;
+    FB *r = fb_slice(f, 0, f->rows, 0, f->cols, e);
+    if (!r) return e->code;
+    for (int64_t j = 0; j < f->cols; j++) {
+        FbType t = f->c[j]->type;
+        if (t != FB_STRING && (pk == RK_STRING || t != kt)) continue;
+        const FbCol *c = f->c[j];
+        Value pv, rv;
+        if (t != FB_STRING && (rep_parse(pat, t, &pv, e) || rep_parse(rep, t, &rv, e))) break;
+        FbCol *w = NULL;
+        for (int64_t i = 0; i < f->rows; i++) {
+            bool hit;
+            switch (t) {
+            case FB_STRING: hit = c->s[i] && !strcmp(c->s[i], pat); break;
+            case FB_INT64: hit = c->i[i] == pv.i; break;
+            case FB_BOOL: hit = (c->b[i] != 0) == pv.b; break;
+            default:
+                hit = isnan(pv.d) ? isnan(c->d[i])
+                                  : c->d[i] == pv.d && signbit(c->d[i]) == signbit(pv.d);
+                break;
+            }
+            if (!hit) continue;
+            if (!w && !(w = fb_col_mut(r, j, e))) break;
+            switch (t) {
+            case FB_STRING: {
+                char *copy = br_strdup(rep);
+                if (!copy) { br_err(e, BR_ENOMEM, "out of memory"); break; }
+                free(w->s[i]);
+                w->s[i] = copy;
+                break;
+            }
+            case FB_INT64: w->i[i] = rv.i; break;
+            case FB_BOOL: w->b[i] = rv.b; break;
+            default: w->d[i] = rv.d; break;
+            }
+            if (e->code) break;
+        }
+        if (e->code) break;
+    }
+    if (e->code) { fb_release(r); return e->code; }
+    return ret_fb(r, out, e);
+}
+
 static int b_rmempty(const Value *a, Value *out, BrErr *e)
 {
     const FB *f = a[0].f;
@@ -732,6 +880,7 @@ int bi_frame(Rt *rt, Frame *fr, const Instr *h, Value *a, Value *out, BrErr *e)
     case BI_ASMATRIX: return f ? bi_ret_mb(fb_to_mb(f, e), out, e) : BI_NOT_MINE;
     case BI_ASSCALAR: return f ? b_as_scalar(f, out, e) : BI_NOT_MINE;
     case BI_RMEMPTY: return f ? b_rmempty(a, out, e) : BI_NOT_MINE;
+    case BI_REPLACE: return f ? b_replace(a, out, e) : BI_NOT_MINE;
     case BI_CBIND: case BI_RBIND:   /* append(L, frame) is the list's */
         return nv >= 1 && va[0].kind == V_LIST ? BI_NOT_MINE : b_bind(h, va, nv, out, e);
     case BI_PRINT: return nv == 1 ? b_print(rt, &va[0], e) : BI_NOT_MINE;

@@ -542,7 +542,10 @@ static void builtin_result(Hop *h, const BuiltinInfo *bi)
     if (bi->id == BI_READ && h->in[9] && h->in[9]->kind == H_LIT && h->in[9]->lit.kind == V_STRING &&
         !strcmp(h->in[9]->lit.s->s, "frame")) { h->dt = DT_FRAME; h->vt = VT_STRING; }
     if (bi->id == BI_ASSCALAR && h->in[0] && h->in[0]->dt == DT_FRAME) h->vt = VT_UNKNOWN;
-    if (bi->id == BI_RMEMPTY && h->in[0] && h->in[0]->dt == DT_FRAME) { h->dt = DT_FRAME; h->vt = VT_STRING; }
+    if ((bi->id == BI_RMEMPTY || bi->id == BI_REPLACE) && h->in[0] && h->in[0]->dt == DT_FRAME) {
+        h->dt = DT_FRAME;
+        h->vt = VT_STRING;
+    }
     if (bi->id == BI_CBIND && h->nvar >= 2) {   /* append("a", "b"): a string */
         bool scalars = true;
         for (int i = h->nin - h->nvar; i < h->nin && scalars; i++) scalars = h->in[i]->dt == DT_SCALAR;
