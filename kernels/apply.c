@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../matrix/fb.h"
 #include "agg.h"
 #include "ew.h"
 #include "mm.h"
@@ -628,12 +629,24 @@ int ap_lix(const IxSpec *ix, Value *args, bool can_steal, Value *out, BrErr *e)
     const Value *src = &args[1];
     bool inplace = can_steal && m->refs == 1;
     if (src->kind != V_MATRIX) {
-        if (!val_is_numeric(src))
+        /* a string as SystemDS takes it: a literal is parsed as a double
+         * (X[i, 1] = 'NaN'), a string variable reads as 1 for "TRUE" /
+         * "true"; any other text is an error here, never a silent 0 */
+        double v = 0;
+        if (src->kind == V_STRING) {
+            const char *str = src->s->s;
+            if (!strcmp(str, "TRUE") || !strcmp(str, "true")) v = 1;
+            else if (!fb_parse_num(str, strlen(str), &v))
+                return br_err(e, BR_EARG, "left indexing: cannot assign the string '%s' into a matrix: not a number",
+                              str);
+        } else if (!val_is_numeric(src)) {
             return br_err(e, BR_EARG, "left indexing: cannot assign a %s into a matrix", val_kind_name(src->kind));
+        } else {
+            v = val_as_double(src);
+        }
         if (ru - rl != 1 || cu - cl != 1)
             return br_err(e, BR_EDIM, "left indexing: dimension mismatch: a scalar can only be assigned to a single cell, not a %lldx%lld block",
                           (long long)(ru - rl), (long long)(cu - cl));
-        double v = val_as_double(src);
         if (inplace) {
             if (k_lix_scalar_inplace(m, rl, cl, v, e)) return e->code;
             *out = *t;
