@@ -327,10 +327,6 @@ static bool cell_empty(const FB *f, int64_t i, int64_t j)
     return true;
 }
 
-/* removeEmpty(target=F, margin=, select=, empty.return=) of a frame: the
- * rows (columns) with a non-empty cell, or those select marks non-zero,
- * in order; nothing kept gives one row (column) of missing values with
- * empty.return=TRUE (as matrices give zeros), else none. */
 /* replace(target=F, pattern=, replacement=) over a frame, as SystemDS's
  * FrameBlock.replaceOperations. Both values become text as SystemDS
  * passes them (integers in decimal, doubles as Java's Double.toString,
@@ -373,7 +369,6 @@ static bool rep_creatable(const char *s)
     }
     if (!((*p >= '0' && *p <= '9') || *p == '.')) return false;
     char *end;
-    errno = 0;
     (void)strtod(p, &end);
     if (end == p) return false;
     if (!*end) return true;
@@ -398,28 +393,27 @@ static const char *rep_kind_name(RepKind k)
     return k == RK_BOOL ? "BOOLEAN" : k == RK_INT ? "INT64" : k == RK_DOUBLE ? "FP64" : "STRING";
 }
 
-/* text as a cell of an INT64, FP64 or BOOLEAN column (Java's parse) */
+/* text as a cell of an INT64, FP64 or BOOLEAN column (Java's parse; a
+ * double may end in Java's type letter f or d) */
 static int rep_parse(const char *s, FbType t, Value *v, BrErr *e)
 {
-    char *end;
-    errno = 0;
     if (t == FB_BOOL) {
         *v = val_bool(!strcasecmp(s, "true"));
         return 0;
     }
     if (t == FB_INT64) {
+        char *end;
+        errno = 0;
         long long x = strtoll(s, &end, 10);
         if (errno || end == s || *end)
             return br_err(e, BR_EARG, "replace: '%s' is not a 64-bit integer", s);
         *v = val_int(x);
         return 0;
     }
+    size_t n = strlen(s);
+    if (n > 1 && strchr("fFdD", s[n - 1])) n--;
     double d;
-    if (!fb_parse_num(s, strlen(s), &d)) {
-        d = strtod(s, &end);
-        if (end == s || (*end && (end[1] || !strchr("fFdD", *end))))
-            return br_err(e, BR_EARG, "replace: '%s' is not a number", s);
-    }
+    if (!fb_parse_num(s, n, &d)) return br_err(e, BR_EARG, "replace: '%s' is not a number", s);
     *v = val_double(d);
     return 0;
 }
@@ -478,6 +472,10 @@ static int b_replace(const Value *a, Value *out, BrErr *e)
     return ret_fb(r, out, e);
 }
 
+/* removeEmpty(target=F, margin=, select=, empty.return=) of a frame: the
+ * rows (columns) with a non-empty cell, or those select marks non-zero,
+ * in order; nothing kept gives one row (column) of missing values with
+ * empty.return=TRUE (as matrices give zeros), else none. */
 static int b_rmempty(const Value *a, Value *out, BrErr *e)
 {
     const FB *f = a[0].f;
