@@ -457,10 +457,11 @@ static void vec_ref(const Gen *g, int n, char *ptr, size_t pl, char *len, size_t
     if (x->kind == CN_IN) {
         if (x->in == p->main) snprintf(ptr, pl, "a");
         else snprintf(ptr, pl, "p%d", x->in);
-        snprintf(len, ll, "L[%d]", x->in);
+        if (g->klen && g->klen[n]) snprintf(len, ll, "%d", g->klen[n]);
+        else snprintf(len, ll, "L[%d]", x->in);
     } else {
         snprintf(ptr, pl, "v%d", n);
-        if (g->blk && g->klen && g->klen[n]) snprintf(len, ll, "%d", g->klen[n]);
+        if (g->klen && g->klen[n]) snprintf(len, ll, "%d", g->klen[n]);
         else snprintf(len, ll, "L[%d]", x->vlen);
     }
 }
@@ -518,6 +519,9 @@ static void emit_row_mm_sp(const Gen *g, int i, const char *ind)
     if (x->vc == VC_CELL) {    /* one column: both layouts agree */
         if (sp) sb_printf(b, "%sconst double t%d = cg_dot_sp(av, ai, anz, P[%d]);\n", ind, i, bi);
         else sb_printf(b, "%sconst double t%d = cg_dot(%s, P[%d], %s);\n", ind, i, ptr, bi, len);
+    } else if (sp && k && g->klen && g->klen[i] == k) {
+        /* under emit_row_sparse's guard: L[bi] == k */
+        sb_printf(b, "%scg_vecmat_sp_k(av, ai, anz, P[%d], %d, v%d);\n", ind, bi, k, i);
     } else if (sp && k) {
         sb_printf(b, "%sif (L[%d] == %d) cg_vecmat_sp_k(av, ai, anz, P[%d], %d, v%d);\n", ind, bi, k, bi, k, i);
         sb_printf(b, "%selse cg_vecmat_sp(av, ai, anz, P[%d], L[%d], v%d);\n", ind, bi, bi, i);
@@ -542,6 +546,9 @@ static void emit_row_tagg_sp(const Gen *g, int r, const char *out, const char *i
     if (A->vc != VC_VEC) {
         row_elem(g, x->a[0], q, sizeof q);
         sb_printf(b, "%scg_axpy(%s, %s, %s, %s);\n", ind, q, bp, bl, out);
+    } else if (is_main(p, x->a[0]) && k && B->vc == VC_VEC && g->klen && g->klen[x->a[1]] == k) {
+        /* under emit_row_sparse's guard: B's width is k */
+        sb_printf(b, "%scg_outer_add_sp_k(av, ai, anz, %s, %d, %s);\n", ind, bp, k, out);
     } else if (is_main(p, x->a[0]) && k && B->vc == VC_VEC) {
         sb_printf(b, "%sif (%s == %d) cg_outer_add_sp_k(av, ai, anz, %s, %d, %s);\n", ind, bl, k, bp, k, out);
         sb_printf(b, "%selse cg_outer_add_sp(av, ai, anz, %s, %s, %s);\n", ind, bp, bl, out);
@@ -597,7 +604,7 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
     case CN_UN: case CN_BIN: case CN_TER:
         for (int k = 0; k < x->na; k++) row_elem(g, x->a[k], a[k], sizeof a[k]);
         cg_op_expr(e, sizeof e, x, a);
-        if (x->vc == VC_VEC && g->blk && g->klen && g->klen[i])
+        if (x->vc == VC_VEC && g->klen && g->klen[i])
             sb_printf(b, "%sfor (int64_t k = 0; k < %d; k++) v%d[k] = %s;\n", ind, g->klen[i], i, e);
         else if (x->vc == VC_VEC)
             sb_printf(b, "%sfor (int64_t k = 0; k < L[%d]; k++) v%d[k] = %s;\n", ind, x->vlen, i, e);
@@ -633,6 +640,9 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
         vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
         if (x->vc == VC_CELL)
             sb_printf(b, "%sconst double t%d = %s[L[%d]];\n", ind, i, ptr, x->vlen + 1);
+        else if (g->klen && g->klen[i])
+            sb_printf(b, "%sfor (int64_t k = 0; k < %d; k++) v%d[k] = %s[k + L[%d]];\n", ind, g->klen[i], i, ptr,
+                      x->vlen + 1);
         else
             sb_printf(b, "%sfor (int64_t k = 0; k < L[%d]; k++) v%d[k] = %s[k + L[%d]];\n", ind, x->vlen, i, ptr,
                       x->vlen + 1);
@@ -1443,9 +1453,69 @@ static void emit_row_lagged(Gen *g)
                  "    }\n", ind, e, CG_LAG, tql, m, m, m);
 }
 
+/* The sparse Row function's literal widths: per vector node (the main
+ * row excepted) whose length is a width the plan is specialized on
+ * (cplan_row_kwidth, part of its signature: a product of the main row
+ * with a side matrix of k columns, the k-vector q of a t(main) %*% q
+ * root), k; 0 for the rest. Lengths spread through elementwise nodes,
+ * whose vector operands and result have one length (as the blocked
+ * dense loop's klen); a slice starts a length of its own. The guard,
+ * `L[w] == k` for each specialized width joined by &&, goes to guard;
+ * NULL when no node has one. Rows of a few non-zeros spend their time in
+ * the body's short loops over k values, which unroll with a literal
+ * bound (MLogreg's Hessian-vector product over 1000-column sparse X:
+ * 1.8x). */
+static int find_len(int *up, int i)
+{
+    while (up[i] != i) i = up[i] = up[up[i]];
+    return i;
+}
+
+static int *sparse_klen(const CPlan *p, StrBuf *guard)
+{
+    int n = p->nn;
+    int *klen = calloc((size_t)n + 1, sizeof *klen), *up = malloc(((size_t)n + 1) * sizeof *up);
+    int *fix = calloc((size_t)n + 1, sizeof *fix);
+    bool any = false;
+    if (!klen || !up || !fix) goto done;
+    for (int i = 0; i < n; i++) up[i] = i;
+    for (int i = 0; i < n; i++) {
+        const CNode *x = &p->n[i];
+        if (x->vc != VC_VEC || (x->kind != CN_UN && x->kind != CN_BIN && x->kind != CN_TER)) continue;
+        for (int a = 0; a < x->na; a++)
+            if (p->n[x->a[a]].vc == VC_VEC) up[find_len(up, x->a[a])] = find_len(up, i);
+    }
+    /* the specialized widths: fixed per length class; two widths in one
+     * class (not expected) leave it run-time (-1) */
+    for (int i = 0; i < n; i++) {
+        int k = cplan_row_kwidth(p, i), q = p->n[i].kind == CN_MM ? i : cplan_row_tvec(p, i);
+        if (!k || q < 0 || p->n[q].vc != VC_VEC) continue;
+        int w = p->n[q].kind == CN_MM ? p->n[p->n[q].a[1]].in : p->n[q].kind == CN_IN ? p->n[q].in : p->n[q].vlen;
+        int c = find_len(up, q);
+        fix[c] = fix[c] == 0 || fix[c] == k ? k : -1;
+        sb_printf(guard, "%sL[%d] == %d", guard->n ? " && " : "", w, k);
+    }
+    for (int i = 0; i < n; i++) {
+        int k = fix[find_len(up, i)];
+        if (p->n[i].vc != VC_VEC || is_main(p, i) || k <= 0) continue;
+        klen[i] = k;
+        any = true;
+    }
+done:
+    free(up);
+    free(fix);
+    if (!any) {
+        free(klen);
+        return NULL;
+    }
+    return klen;
+}
+
 /* The sparse Row function: rows r0 <= i < r1 of the main input's CSR
  * arrays (rp by absolute row), the row body per row over its non-zeros
- * (ai, av, anz); one call per range of rows (kernels/spoof.h). */
+ * (ai, av, anz); one call per range of rows (kernels/spoof.h). While the
+ * run-time widths are the compiled ones (sparse_klen's guard), the rows
+ * take a copy of the loop with literal widths. */
 static void emit_row_sparse(Gen *g, bool rowout)
 {
     StrBuf *b = g->b;
@@ -1456,15 +1526,26 @@ static void emit_row_sparse(Gen *g, bool rowout)
     emit_scalars(g);
     emit_row_temps(g, false);
     emit_multi_outs(g);
-    sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n"
-               "        const int32_t *restrict ai = ci + rp[i];\n"
-               "        const double *restrict av = cv + rp[i];\n"
-               "        const int64_t anz = rp[i + 1] - rp[i];\n"
-               "        (void)ai; (void)av; (void)anz;\n");
-    emit_row_inputs(g, "        ", MAIN_SKIP);
-    emit_row_body(g, "        ");
-    emit_row_root(g, "        ", rowout ? "(out + (i - r0) * ldo)" : "out");
-    sb_puts(b, "    }\n}\n");
+    StrBuf guard = {0};
+    int *klen = sparse_klen(g->p, &guard);
+    sb_puts(b, "    int64_t i = r0;\n");
+    for (int pass = klen ? 0 : 1; pass < 2; pass++) {
+        g->klen = pass ? NULL : klen;
+        if (!pass) sb_printf(b, "    if (%s)\n", guard.s);
+        sb_puts(b, "    for (; i < r1; i++) {\n"
+                   "        const int32_t *restrict ai = ci + rp[i];\n"
+                   "        const double *restrict av = cv + rp[i];\n"
+                   "        const int64_t anz = rp[i + 1] - rp[i];\n"
+                   "        (void)ai; (void)av; (void)anz;\n");
+        emit_row_inputs(g, "        ", MAIN_SKIP);
+        emit_row_body(g, "        ");
+        emit_row_root(g, "        ", rowout ? "(out + (i - r0) * ldo)" : "out");
+        sb_puts(b, "    }\n");
+    }
+    g->klen = NULL;
+    free(klen);
+    free(guard.s);
+    sb_puts(b, "}\n");
 }
 
 static void gen_row(const CPlan *p, StrBuf *b)

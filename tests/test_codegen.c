@@ -264,6 +264,22 @@ static int count_str(const char *s, const char *w)
     return n;
 }
 
+/* Row plans' sparse functions in explain text ex whose row loop takes
+ * literal widths k (emit_row_sparse's guarded copy: an elementwise loop
+ * `k < K;` over a row vector). */
+static int sparse_literal_fns(const char *ex, int k)
+{
+    const char *sig = "void cg_sparse(const double *const *restrict P, const int64_t *restrict S, const int64_t *restrict L";
+    char lit[48];
+    snprintf(lit, sizeof lit, "k < %d; k++) v", k);
+    int n = 0;
+    for (const char *p = ex ? strstr(ex, sig) : NULL; p; p = strstr(p + 1, sig)) {
+        const char *end = strstr(p + 1, "\n}\n"), *q = strstr(p, lit);
+        n += q && end && q < end;
+    }
+    return n;
+}
+
 /* src under cg with 1 and 2 threads: every output the same bits. */
 static void same_across_threads(const char *what, const char *src, const CgOptions *cg, int nin,
                                 const char **names, MB **ins, int nout, const char **onames)
@@ -548,7 +564,9 @@ static void test_row_multi(bool quick)
  * empty rows) against side matrices of 1 to 17 columns: the sparse row
  * function reads each row's non-zeros once for all k columns (row-major
  * side matrices, untransposed t(X) partial), specialized for k = 2..16
- * (checked in the explain text). MLogreg's inner-loop pattern, NO_AGG,
+ * (checked in the explain text), the row body's loops over k values
+ * with literal bounds while the run-time widths are the compiled ones.
+ * MLogreg's inner-loop pattern, NO_AGG,
  * COL_AGG, t(X) roots with and without a product, a sparse V and a
  * t(Z) root over a dense side input; equal to the unfused plan under
  * every policy, and bit-identical with 1 and 2 threads over several
@@ -599,6 +617,9 @@ static void test_row_sparse(bool quick)
                         "%s: one-pass sparse t(X) accumulation %s", what, spec ? "missing" : "unexpected");
                 T_CHECK(count_str(ex, "cg_vecmat_sp_t(") == 0 && count_str(ex, "cg_outer_add_sp_t(av") == 0,
                         "%s: per-column sparse passes left", what);
+                /* o1, o2 and o4's vectors of k values: literal loops */
+                T_CHECK((sparse_literal_fns(ex, (int)k) >= 3) == spec, "%s: literal-width sparse rows %s", what,
+                        spec ? "missing" : "unexpected");
                 free(ex);
             }
             if (big) same_across_threads(what, src, &t_pols[5].o, NI, nm, ins, NO, on);
