@@ -1671,24 +1671,18 @@ static int outer_cell(const CPlan *p)
     }
 }
 
-static void gen_outer(const CPlan *p, StrBuf *b)
+/* The Outer loop over one row's (column's) non-zeros: rank r, and the
+ * side matrix's width of the product variants, literals when R and RS
+ * are given (0: run-time, L[u] and L[side]). */
+static void emit_outer_loop(const CPlan *p, StrBuf *b, int u, int v, int uv, int side, int R, int RS)
 {
-    int u, v, uv, side;
-    outer_parts(p, &u, &v, &uv);
-    cg_outer_inputs(p, &u, &v, &side);
     bool bycol = p->var == V_RIGHT_MM || p->var == V_RIGHT_T_MM;
     Gen g = {.p = p, .b = b, .ax = bycol ? AX_OCOL : AX_OROW};
-    char e[48];
-    sb_printf(b, "\nvoid %s(const double *const *restrict P, const int64_t *restrict S, const int64_t *restrict L,\n"
-                 "            const double *restrict sc, int64_t %s, const int32_t *restrict ix,\n"
-                 "            const double *restrict wv, int64_t nz, double *restrict out)\n{\n",
-              bycol ? "cg_col" : "cg_row", bycol ? "j" : "i");
-    /* Chunks of CG_OCH non-zeros: first their dot products (independent,
-     * the factor rows of the non-zero CG_OPFD ahead prefetched), then the
-     * cell expression over the chunk (exp/log over several values at once,
-     * not one long dependence chain per non-zero), then a full aggregate
-     * adds the chunk's values in order */
-    sb_printf(b, "#define CG_OPFD 16\n#define CG_OCH 16\n    const int64_t r = L[%d];\n", u);
+    char e[48], sw[24];
+    if (R) sb_printf(b, "    const int64_t r = %d;\n", R);
+    else sb_printf(b, "    const int64_t r = L[%d];\n", u);
+    if (side >= 0 && RS) snprintf(sw, sizeof sw, "%d", RS);
+    else snprintf(sw, sizeof sw, "L[%d]", side);
     emit_scalars(&g);
     const char *fix = bycol ? "j" : "i", *var = bycol ? "i" : "j";
     if (!bycol) {
@@ -1729,16 +1723,49 @@ static void gen_outer(const CPlan *p, StrBuf *b)
         else sb_printf(b, "            eb[q] = %s;\n", e);
         break;
     case V_LEFT_MM:
-        sb_printf(b, "            cg_axpy(%s, P[%d] + j * L[%d], L[%d], out);\n", e, side, side, side);
+        sb_printf(b, "            cg_axpy(%s, P[%d] + j * %s, %s, out);\n", e, side, sw, sw);
         break;
     default:
-        sb_printf(b, "            cg_axpy(%s, P[%d] + i * L[%d], L[%d], out);\n", e, side, side, side);
+        sb_printf(b, "            cg_axpy(%s, P[%d] + i * %s, %s, out);\n", e, side, sw, sw);
         break;
     }
     sb_printf(b, "            (void)%s; (void)%s; (void)k;\n        }\n", fix, var);
     if (p->var == V_FULL_AGG)
         sb_puts(b, "        for (int64_t q = 0; q < kn; q++) cg_kadd(&out[0], &out[1], eb[q]);\n");
-    sb_puts(b, "        (void)eb;\n    }\n}\n");
+    sb_puts(b, "        (void)eb;\n    }\n");
+}
+
+static void gen_outer(const CPlan *p, StrBuf *b)
+{
+    int u, v, uv, side;
+    outer_parts(p, &u, &v, &uv);
+    cg_outer_inputs(p, &u, &v, &side);
+    bool bycol = p->var == V_RIGHT_MM || p->var == V_RIGHT_T_MM;
+    sb_printf(b, "\nvoid %s(const double *const *restrict P, const int64_t *restrict S, const int64_t *restrict L,\n"
+                 "            const double *restrict sc, int64_t %s, const int32_t *restrict ix,\n"
+                 "            const double *restrict wv, int64_t nz, double *restrict out)\n{\n",
+              bycol ? "cg_col" : "cg_row", bycol ? "j" : "i");
+    /* Chunks of CG_OCH non-zeros: first their dot products (independent,
+     * the factor rows of the non-zero CG_OPFD ahead prefetched), then the
+     * cell expression over the chunk (exp/log over several values at once,
+     * not one long dependence chain per non-zero), then a full aggregate
+     * adds the chunk's values in order */
+    sb_puts(b, "#define CG_OPFD 16\n#define CG_OCH 16\n");
+    /* while the rank (and the side matrix's width) are the compiled ones
+     * (cplan_outer_lit, part of the signature), a copy of the loop with
+     * literal widths: the dot products and updates of r values unrolled
+     * (ALS-CG's rank 20: 2x a non-zero) */
+    int R = cplan_outer_lit(p, u), RS = side >= 0 ? cplan_outer_lit(p, side) : 0;
+    if (R) {
+        sb_printf(b, "    if (L[%d] == %d", u, R);
+        if (RS) sb_printf(b, " && L[%d] == %d", side, RS);
+        sb_puts(b, ") {\n");
+        emit_outer_loop(p, b, u, v, uv, side, R, RS);
+        sb_puts(b, "    return;\n    }\n    {\n");
+    }
+    emit_outer_loop(p, b, u, v, uv, side, 0, 0);
+    if (R) sb_puts(b, "    }\n");
+    sb_puts(b, "}\n");
 }
 
 /* The C source of p's operator (malloc; caller frees). */

@@ -445,6 +445,10 @@ int cplan_row_kwidth(const CPlan *p, int n);
 /* Row: the vector operand of t(.) %*% (.) node n whose other operand is
  * the main row (t(main) %*% q or t(q) %*% main), -1 if none. */
 int cplan_row_tvec(const CPlan *p, int n);
+/* Outer: the compile-time column count (2..128) of input in that the
+ * generated loop takes as a literal (the rank of U and V, the side
+ * matrix's width), part of the signature; 0 if none. */
+int cplan_outer_lit(const CPlan *p, int in);
 /* Row: the products of the main row with side matrices (CN_MM nodes whose
  * left operand is the main input and right one an IM_MAT input) in node
  * order into nodes, their count; 0 when there are more than

@@ -612,6 +612,13 @@ int cplan_row_main_prods(const CPlan *p, int *nodes, bool *only)
     return np;
 }
 
+int cplan_outer_lit(const CPlan *p, int in)
+{
+    if (p->tpl != T_OUTER || in < 0 || in >= p->nin || p->in[in].scalar) return 0;
+    int64_t w = p->in[in].cols;
+    return w >= 2 && w <= 128 ? (int)w : 0;
+}
+
 int cplan_row_tvec(const CPlan *p, int n)
 {
     if (p->tpl != T_ROW || p->main < 0 || n < 0 || n >= p->nn || p->n[n].kind != CN_MMTL) return -1;
@@ -661,6 +668,8 @@ static void make_sig(CPlan *p)
     /* widths the generated Row code is specialized on */
     for (int i = 0; i < p->nn; i++)
         if (cplan_row_kwidth(p, i)) { tagi(&b, 'k', i); tagi(&b, ':', cplan_row_kwidth(p, i)); }
+    for (int k = 0; k < p->nin; k++)
+        if (cplan_outer_lit(p, k)) { tagi(&b, 'w', k); tagi(&b, ':', cplan_outer_lit(p, k)); }
     for (int i = 0; i < p->ncond; i++) {
         tagi(&b, 'c', p->cond[i].op); tagi(&b, ':', p->cond[i].in); tagi(&b, ':', p->cond[i].left);
     }

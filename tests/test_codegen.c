@@ -1966,6 +1966,42 @@ static void test_outer_shared_t(void)
     mb_release(V);
 }
 
+/* Outer plans whose rank (and side matrix's width) is a compile-time
+ * literal of 2..128 (cplan_outer_lit): the loop's copy with literal
+ * widths, taken under the guard L[u] == r, for the full aggregate, the
+ * sparse product, both matrix products with U and V, and one with a side
+ * matrix of another width; ranks 1 and 129 keep run-time widths. Equal to
+ * the unfused plan under every policy. */
+static void test_outer_lit(void)
+{
+    static const int ks[] = {1, 3, 20, 129};
+    const char *nm[] = {"W", "U", "V", "S"};
+    const char *on[] = {"o1", "o2", "o3", "o4", "o5"};
+    const char *src = "o1 = sum(W * (U %*% t(V) - 1) ^ 2)\n"
+                      "o2 = W * (U %*% t(V))\n"
+                      "o3 = (W * (U %*% t(V))) %*% V\n"
+                      "o4 = t(W * (U %*% t(V))) %*% U\n"
+                      "o5 = (W * exp(U %*% t(V))) %*% S\n";
+    for (int q = 0; q < (int)(sizeof ks / sizeof *ks); q++) {
+        int k = ks[q];
+        MB *W = t_gen(300, 200, 0.02, 0.1, 1, true), *U = t_gen(300, k, 1, -1, 1, false);
+        MB *V = t_gen(200, k, 1, -1, 1, false), *S = t_gen(200, 5, 1, -1, 1, false);
+        MB *ins[] = {W, U, V, S};
+        char what[64];
+        snprintf(what, sizeof what, "outer literal rank %d", k);
+        check_all(what, src, 4, nm, ins, 5, on, 1e-10, 0, NULL);
+        char *ex = explain_text(src, CG_FUSE_ALL, 4, nm, ins, 5, on);
+        char lit[48];
+        snprintf(lit, sizeof lit, "    const int64_t r = %d;", k);
+        bool spec = k >= 2 && k <= 128;
+        T_CHECK((count_str(ex, lit) >= 4) == spec, "%s: literal rank %s (%d loops)\n%s", what,
+                spec ? "missing" : "unexpected", count_str(ex, lit), ex ? ex : "");
+        T_CHECK(!spec || count_str(ex, " && L[") >= 3, "%s: side widths unguarded", what);
+        free(ex);
+        for (int v = 0; v < 4; v++) mb_release(ins[v]);
+    }
+}
+
 /* ALS-CG's by-column Outer operator (t(t(U) %*% (W * (U %*% t(S))))) in
  * a loop over one sparse W: t(W) is made once and kept on W
  * (k_transpose_kept), the other calls reuse it; the results equal the
@@ -2171,6 +2207,7 @@ int main(void)
     RUN(test_selection);
     RUN(test_no_redundancy);
     RUN(test_outer_shared_t);
+    RUN(test_outer_lit);
     RUN(test_outer_kept_t);
     RUN(test_cost_decisions);
     RUN(test_cost_outer_cut);
