@@ -557,7 +557,13 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
         int64_t oc = op->var == SPR_NO_AGG ? op->ocols : 1;
         MB *o = mb_dense(M, oc, e);
         if (!o) { rctx_free(&x); return e->code; }
-        int64_t R = BR_MAX(1, TASK_CELLS / W);
+        /* rows per task by the cells a row costs: a sparse main row its
+         * non-zeros (and the output row), not its width (L2SVM's
+         * `Xw + step * (X %*% s)` over 1000 columns at 1e-2: tasks of 32
+         * rows, ~10 non-zeros each, were mostly a task's set-up) */
+        int64_t per = W;
+        if (x.sparse_main && x.nexp == 0 && !x.cmb_main) per = BR_MAX(oc, mm->nnz / BR_MAX(M, 1));
+        int64_t R = BR_MAX(1, TASK_CELLS / BR_MAX(per, 1));
         int64_t ntask = M ? (M + R - 1) / R : 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells, ntask))
         for (int64_t t = 0; t < ntask; t++) {
