@@ -1475,9 +1475,9 @@ static int *sparse_klen(const CPlan *p, StrBuf *guard)
 {
     int n = p->nn;
     int *klen = calloc((size_t)n + 1, sizeof *klen), *up = malloc(((size_t)n + 1) * sizeof *up);
-    int *fix = calloc((size_t)n + 1, sizeof *fix);
+    int *fix = calloc((size_t)n + 1, sizeof *fix), *gw = malloc(((size_t)n + 1) * sizeof *gw), ngw = 0;
     bool any = false;
-    if (!klen || !up || !fix) goto done;
+    if (!klen || !up || !fix || !gw) goto done;
     for (int i = 0; i < n; i++) up[i] = i;
     for (int i = 0; i < n; i++) {
         const CNode *x = &p->n[i];
@@ -1493,6 +1493,12 @@ static int *sparse_klen(const CPlan *p, StrBuf *guard)
         int w = p->n[q].kind == CN_MM ? p->n[p->n[q].a[1]].in : p->n[q].kind == CN_IN ? p->n[q].in : p->n[q].vlen;
         int c = find_len(up, q);
         fix[c] = fix[c] == 0 || fix[c] == k ? k : -1;
+        /* one test per length (t(X) %*% (X %*% V): the product and the
+         * root's q are one vector) */
+        bool seen = false;
+        for (int j = 0; j < ngw && !seen; j++) seen = gw[j] == w;
+        if (seen) continue;
+        gw[ngw++] = w;
         sb_printf(guard, "%sL[%d] == %d", guard->n ? " && " : "", w, k);
     }
     for (int i = 0; i < n; i++) {
@@ -1504,6 +1510,7 @@ static int *sparse_klen(const CPlan *p, StrBuf *guard)
 done:
     free(up);
     free(fix);
+    free(gw);
     if (!any) {
         free(klen);
         return NULL;
