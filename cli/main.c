@@ -109,6 +109,33 @@ void *__wrap_malloc(size_t n) { return raw_fail() ? NULL : __real_malloc(n); }
 void *__wrap_calloc(size_t n, size_t s) { return raw_fail() ? NULL : __real_calloc(n, s); }
 void *__wrap_realloc(void *p, size_t n) { return raw_fail() ? NULL : __real_realloc(p, n); }
 
+/* OpenBLAS's pthread workers spin (sched_yield) after each threaded call
+ * for 2^OPENBLAS_THREAD_TIMEOUT cycles before they sleep: 2^28 by
+ * default, about 0.1 s, during which they share the cores with the
+ * OpenMP team of braid's next operators. After the threaded products of
+ * a data generation, the 256-row mini-batch loop of autoencoder_2layer
+ * took 0.088-0.176 s, one and the same binary (docs/perf.md). 2^20
+ * cycles (a few hundred microseconds) keeps them awake between
+ * back-to-back BLAS calls (LAPACK's blocked steps); a sleeping worker
+ * costs a wake-up, which only calls of 2^23 or more multiply-adds pay
+ * (kernels/mm.c, BLAS_PAR_MIN). A value the user set is kept. */
+#define OPENBLAS_TIMEOUT "20"
+
+/* OpenBLAS reads its environment when it loads, before main(), and a
+ * worker takes the timeout when it starts: read it again and restart the
+ * workers (about 0.1 ms). The three are OpenBLAS's exported internals,
+ * weak: with a BLAS that lacks them nothing happens. */
+extern void openblas_read_env(void) __attribute__((weak));
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+extern int blas_thread_init(void) __attribute__((weak));
+static void openblas_timeout(void)
+{
+    if (!openblas_read_env || !blas_thread_shutdown_ || !blas_thread_init) return;
+    openblas_read_env();
+    blas_thread_shutdown_();
+    blas_thread_init();
+}
+
 /* A word SystemDS's -lineage takes after it (DMLOptions: dedup, the
  * reuse kinds, none, estimate, the cache policies) */
 static bool lineage_mode(const char *w)
@@ -232,11 +259,16 @@ int main(int argc, char **argv)
      * long); on 2 loaded cores that took the time slices other threads
      * needed and slowed iterative algorithms 2-4x, while no spinning at
      * all (PASSIVE) costs ~15% on a quiet machine. A short spin keeps most
-     * of both. libgomp reads it when it loads: set it and start again. */
+     * of both. libgomp reads it when it loads: set it and start again
+     * (with OpenBLAS's timeout, which the new process then reads when it
+     * loads; without the restart, openblas_timeout() applies it). */
+    bool blas_timeout = !getenv("OPENBLAS_THREAD_TIMEOUT");
+    if (blas_timeout) setenv("OPENBLAS_THREAD_TIMEOUT", OPENBLAS_TIMEOUT, 1);
     if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT")) {
         setenv("GOMP_SPINCOUNT", "20000", 1);
         execv("/proc/self/exe", argv);
     }
+    if (blas_timeout) openblas_timeout();
     /* glibc's malloc serves blocks above its mmap threshold (dynamic,
      * from 128 KB) by mmap and gives the heap top back above twice that,
      * so a loop over mid-sized blocks (the 256 x 100 mini-batches of

@@ -34,7 +34,12 @@ message ("file:line:col: ...").
 import os
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
 
-from ._braid import BraidError, Script, set_threads
+# OpenBLAS's workers spin for 2^OPENBLAS_THREAD_TIMEOUT cycles after a
+# threaded call (2^28, about 0.1 s, by default) on the cores braid's OpenMP
+# team uses next; OpenBLAS reads the variable when it loads, with the
+# extension module below (the braid command sets it too: cli/main.c)
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
+from ._braid import BraidError, Script, set_threads  # noqa: E402
 from ._braid import Matrix as MatrixView   # an output view (braid.Matrix is kept for the lazy API)
 from . import _braid
 
