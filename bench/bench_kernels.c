@@ -438,6 +438,29 @@ static double mm_tsmm_blas(void *arg, Res *r)
     return now_s() - t;
 }
 
+/* t(X) %*% X over X viewed with (intptr_t)arg <= 16 columns (the
+ * register-blocked tsmm_small leaf) against OpenBLAS's dsyrk on braid's
+ * thread count */
+static double mm_tsmm_narrow_braid(void *arg, Res *r)
+{
+    int64_t c = (int64_t)(intptr_t)arg;
+    MB x = view(g_X, g_n / c, c);
+    BrErr e = {0};
+    double t = now_s();
+    MB *m = k_tsmm(&x, true, &e);
+    return done_mb(m, &e, now_s() - t, r);
+}
+
+static double mm_tsmm_narrow_blas(void *arg, Res *r)
+{
+    int c = (int)(intptr_t)arg;
+    double *o = blas_out((size_t)c * c, r);
+    if (!o) return -1;
+    double t = now_s();
+    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, c, (int)(g_n / c), 1.0, g_X->d, c, 0.0, o, c);
+    return now_s() - t;
+}
+
 /* t(X) %*% (w * (X %*% v)): braid's one-pass mmchain vs two OpenBLAS
  * gemv calls around the scaling. */
 static double mm_chain_braid(void *arg, Res *r)
@@ -791,6 +814,12 @@ int main(void)
              2.0 * (double)g_tr * g_tc * g_tc, U_GFLOPS, NULL, mbX, 0.02);
     add_case("t(X)%*%X tall-skinny", "mm", mm_tsmm_braid, NULL, (double)g_tr * g_tc * g_tc,
              U_GFLOPS, "OpenBLAS dsyrk t(X)X", mbX, 0.02);
+    for (int nc = 10; nc <= 16; nc += 6) {
+        c = add_case(NAME("OpenBLAS dsyrk t(X)X %lldx%d", (long long)(g_n / nc), nc), "mm",
+                     mm_tsmm_narrow_blas, (void *)(intptr_t)nc, 8 * n, U_BW, NULL, mbX, 0);
+        add_case(NAME("t(X)%%*%%X %lldx%d", (long long)(g_n / nc), nc), "mm", mm_tsmm_narrow_braid,
+                 (void *)(intptr_t)nc, 8 * n, U_BW, c->name, mbX, 0);
+    }
     add_case("OpenBLAS 2x dgemv chain", "mm", mm_chain_blas, NULL, 16 * n, U_BW, NULL,
              mbX, 0);
     add_case("mmchain t(X)(w*(X v))", "mm", mm_chain_braid, NULL, 16 * n, U_BW,

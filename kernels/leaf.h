@@ -133,6 +133,14 @@ typedef struct KMmLeaf {
     /* B (k x n) as it is, for small k (register tiles of 4 x 32); NULL
      * below AVX-512 (the caller uses BLAS) */
     KMmRows lowk_rows;
+    /* t(X) %*% X over the rows [r0, r1) of the dense m x n X (n <= 16,
+     * row-major) into C (n x n): the cells (a, b) with b >= a rounded
+     * down to a multiple of 4 are written, each the sum of its rows'
+     * products x[a] * x[b] in row order, restarted every 128 rows from
+     * r0 and added up (the same bits at every level that has it; reads
+     * stay inside the m rows). NULL in the generic copy (there its
+     * 4-wide vectors spill: the caller uses BLAS). */
+    void (*tsmm_small)(const double *X, int64_t m, int64_t n, int64_t r0, int64_t r1, double *C);
 } KMmLeaf;
 extern const KMmLeaf k_mm_leaf_generic, k_mm_leaf_avx2, k_mm_leaf_avx512;
 

@@ -144,9 +144,102 @@ static int64_t lowk_rows(const double *A, const double *B, double *C, int64_t k,
 }
 #endif
 
+#if defined(__AVX2__)
+/* Unaligned vector loads of the rows of x (tsmm_small). */
+typedef double v4du __attribute__((vector_size(32), aligned(8)));
+
+/* Rows of x per chunk of tsmm_small: its sum restarts at each chunk,
+ * which the block passes read from L1 (128 x 16 doubles: 16 KB). */
+#define TSMM_CHUNK 128
+/* Vectors of 4 columns per register pass: 4 rows x QMAX accumulators
+ * (AVX-512 has 32 vector registers, AVX2 16). Which pass computes a cell
+ * changes nothing in its sum. */
+#if defined(__AVX512F__)
+#define TSMM_QMAX 4
+#else
+#define TSMM_QMAX 3
+#endif
+
+/* Rows 4*AB .. 4*AB+3 of the chunk's C against the column vectors
+ * [q0, q1) (q0 >= AB), over R rows of x of stride S doubles (vector q of
+ * a row: its columns 4q .. 4q+3, the lanes past the row's n columns
+ * reading the next row: lanes of cells never kept); each cell the sum of
+ * its rows in order from 0, added to acc. */
+static inline __attribute__((always_inline)) void
+tsmm_pass(const double *p, int64_t S, int64_t R, int AB, int q0, int q1, v4d acc[16][4])
+{
+    v4d t[4][TSMM_QMAX];
+#pragma GCC unroll 4
+    for (int a = 0; a < 4; a++)
+#pragma GCC unroll 4
+        for (int q = 0; q < TSMM_QMAX; q++) t[a][q] = (v4d){0, 0, 0, 0};
+    for (int64_t r = 0; r < R; r++) {
+        const double *xr = p + r * S;
+#pragma GCC unroll 4
+        for (int q = q0; q < q1; q++) {
+            const v4d b = *(const v4du *)(xr + 4 * q);
+#pragma GCC unroll 4
+            for (int a = 0; a < 4; a++) t[a][q - q0] += xr[AB * 4 + a] * b;
+        }
+    }
+#pragma GCC unroll 4
+    for (int a = 0; a < 4; a++)
+#pragma GCC unroll 4
+        for (int q = q0; q < q1; q++) acc[AB * 4 + a][q] += t[a][q - q0];
+}
+
+/* All passes of a chunk: the upper block triangle (blocks of 4 x 4
+ * cells) of the n <= 4*NV columns (NV a literal at every call). */
+static inline __attribute__((always_inline)) void
+tsmm_chunk(const double *p, int64_t S, int64_t R, int NV, v4d acc[16][4])
+{
+#pragma GCC unroll 4
+    for (int ab = 0; ab < NV; ab++)
+        for (int q0 = ab; q0 < NV; q0 += TSMM_QMAX)
+            tsmm_pass(p, S, R, ab, q0, BR_MIN(NV, q0 + TSMM_QMAX), acc);
+}
+
+static inline __attribute__((always_inline)) void
+tsmm_rows(const double *X, int64_t m, int64_t n, int64_t r0, int64_t r1, double *C, int NV)
+{
+    v4d acc[16][4];
+    memset(acc, 0, sizeof acc);
+    /* rows whose last vector ends inside x: read in place; the others
+     * (the matrix's last few rows) from a zero-padded copy */
+    int64_t lim = m * n - 4 * NV;   /* row r reads up to r*n + 4*NV: inside x for r <= lim / n */
+    int64_t rd = lim < 0 ? r0 : BR_MAX(r0, BR_MIN(r1, lim / n + 1));
+    for (int64_t c0 = r0; c0 < rd; c0 += TSMM_CHUNK)
+        tsmm_chunk(X + c0 * n, n, BR_MIN(TSMM_CHUNK, rd - c0), NV, acc);
+    if (rd < r1) {
+        double pad[4 * 16];
+        assert(r1 - rd <= 4);
+        for (int64_t r = 0; r < r1 - rd; r++)
+            for (int64_t j = 0; j < 4 * NV; j++) pad[r * 4 * NV + j] = j < n ? X[(rd + r) * n + j] : 0;
+        tsmm_chunk(pad, 4 * NV, r1 - rd, NV, acc);
+    }
+    for (int64_t a = 0; a < n; a++)
+        for (int64_t b = a / 4 * 4; b < n; b++) C[a * n + b] = acc[a][b / 4][b % 4];
+}
+
+/* KMmLeaf.tsmm_small */
+static void tsmm_small(const double *X, int64_t m, int64_t n, int64_t r0, int64_t r1, double *C)
+{
+    assert(n >= 1 && n <= 16);
+    switch ((n + 3) / 4) {
+    case 1: tsmm_rows(X, m, n, r0, r1, C, 1); break;
+    case 2: tsmm_rows(X, m, n, r0, r1, C, 2); break;
+    case 3: tsmm_rows(X, m, n, r0, r1, C, 3); break;
+    default: tsmm_rows(X, m, n, r0, r1, C, 4); break;
+    }
+}
+#endif
+
 const KMmLeaf K_LEAF(k_mm_leaf) = {
     .skinny_rows = skinny,
 #if defined(__AVX512F__)
     .lowk_rows = lowk_rows,
+#endif
+#if defined(__AVX2__)
+    .tsmm_small = tsmm_small,
 #endif
 };

@@ -340,6 +340,84 @@ static void test_lowk(void)
     br_set_threads(2);
 }
 
+/* t(X) %*% X of 1 to 16 columns (the leaf's tsmm_small on AVX2 and
+ * AVX-512, dsyrk in the generic copy): against the reference product,
+ * exactly symmetric, the same bits for 1 and 2 threads and for every
+ * level that has the leaf; with rows short of a whole vector at the
+ * matrix's end (read from a padded copy), NaN and Inf, and row counts
+ * that take the fixed groups (8 x 1024 rows or more). The leaf itself
+ * over row ranges of an exactly sized buffer (reads past it: ASan). */
+static void test_tsmm_small(void)
+{
+    static const int64_t rows[] = {1, 2, 3, 5, 127, 129, 1000, 8191, 8192 * 2 + 3};
+    KIsa isa0 = k_isa();
+    for (int64_t n = 1; n <= 16; n++)
+        for (size_t q = 0; q < sizeof rows / sizeof *rows; q++) {
+            int64_t m = rows[q];
+            if (m > 1000 && n % 5 != 1) continue;
+            MB *x = gen(m, n, q % 3 == 2 ? 0.5 : 1.0, false, 9000 + (uint64_t)(n * 16) + q);
+            if (q == 4) {   /* NaN and Inf: propagate as in the reference */
+                x->d[(m / 2) * n] = NAN;
+                x->d[m * n - 1] = INFINITY;
+                mb_recount_nnz(x);
+            }
+            MB *ref = ref_mm(x, true, x), *first = NULL;
+            for (int isa = K_ISA_GENERIC; isa <= (int)k_isa_cpu(); isa++)
+                for (int th = 1; th <= 2; th++) {
+                    k_isa_set((KIsa)isa);
+                    br_set_threads(th);
+                    BrErr e = {0};
+                    MB *r = k_tsmm(x, true, &e);
+                    T_CHECK(r && valid(r), "tsmm small %lldx%lld %s: %s", (long long)m, (long long)n,
+                            k_isa_name((KIsa)isa), e.msg);
+                    if (!r) continue;
+                    T_MB_EQ(r, ref, 1e-12, "tsmm small %lldx%lld %s th %d", (long long)m, (long long)n,
+                            k_isa_name((KIsa)isa), th);
+                    bool sym = true;
+                    for (int64_t i = 0; i < n; i++)
+                        for (int64_t j = 0; j < i; j++) {
+                            double u = mb_get(r, i, j), v = mb_get(r, j, i);
+                            if (!(u == v || (isnan(u) && isnan(v)))) sym = false;
+                        }
+                    T_CHECK(sym, "tsmm small %lldx%lld %s symmetric", (long long)m, (long long)n,
+                            k_isa_name((KIsa)isa));
+                    if (isa == K_ISA_GENERIC) { mb_release(r); continue; }
+                    if (!first) { first = r; continue; }
+                    T_CHECK(mb_equal(r, first, 0), "tsmm small %lldx%lld: %s th %d gives other bits",
+                            (long long)m, (long long)n, k_isa_name((KIsa)isa), th);
+                    mb_release(r);
+                }
+            mb_release(first); mb_release(ref); mb_release(x);
+        }
+    k_isa_set(isa0);
+    br_set_threads(2);
+    /* the leaf over row ranges of an exactly sized buffer */
+    for (int isa = K_ISA_AVX2; isa <= (int)k_isa_cpu(); isa++) {
+        void (*small)(const double *, int64_t, int64_t, int64_t, int64_t, double *) =
+            k_leaves((KIsa)isa)->mm->tsmm_small;
+        T_CHECK(small != NULL, "tsmm_small present at %s", k_isa_name((KIsa)isa));
+        if (!small) continue;
+        for (int64_t n = 1; n <= 16; n++)
+            for (int64_t m = 1; m <= 7; m++) {
+                double *x = malloc((size_t)(m * n) * sizeof(double)), c[256];
+                for (int64_t k = 0; k < m * n; k++) x[k] = (double)((k * 7) % 11) - 5;
+                for (int64_t r0 = 0; r0 < m; r0++) {
+                    small(x, m, n, r0, m, c);
+                    bool ok = true;
+                    for (int64_t a = 0; a < n; a++)
+                        for (int64_t b = a; b < n; b++) {
+                            double want = 0;
+                            for (int64_t r = r0; r < m; r++) want += x[r * n + a] * x[r * n + b];
+                            ok &= c[a * n + b] == want;
+                        }
+                    T_CHECK(ok, "tsmm_small %s rows %lld..%lld of %lldx%lld", k_isa_name((KIsa)isa),
+                            (long long)r0, (long long)m, (long long)m, (long long)n);
+                }
+                free(x);
+            }
+    }
+}
+
 static void test_tsmm(void)
 {
     static const int64_t shapes[][2] = {
@@ -992,6 +1070,7 @@ int main(void)
     test_skinny();
     test_lowk();
     test_tsmm();
+    test_tsmm_small();
     test_mmchain();
     test_mmchain_blocks();
     test_mmchain_nonfinite();
