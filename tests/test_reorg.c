@@ -1429,9 +1429,38 @@ static void lix_fin_flags(void)
                 }
 }
 
+/* cbind of narrow operands (widths 1 to 4 copied cell by cell, wider
+ * ones by rows; a sparse and an empty one among them) over row counts
+ * around its 1024-row tasks, 1 and 2 threads: exactly the reference. */
+static void cbind_narrow(void)
+{
+    static const int64_t rows[] = {1, 1023, 1024, 1025, 5000};
+    static const int64_t widths[] = {1, 2, 3, 4, 5, 7, 1, 0};
+    enum { NOPS = sizeof widths / sizeof *widths };
+    for (size_t q = 0; q < sizeof rows / sizeof *rows; q++)
+        for (int th = 1; th <= 2; th++) {
+            br_set_threads(th);
+            int64_t m = rows[q];
+            MB *ops[NOPS];
+            for (int k = 0; k < NOPS; k++)
+                ops[k] = k == 6 ? gen(m, widths[k], 0.3, true, 70 + (uint64_t)k)
+                                : gen(m, widths[k], 0.9, false, 70 + (uint64_t)k);
+            for (int n = 1; n <= NOPS; n++) {
+                BrErr e = {0};
+                MB *r = k_cbind(n, (const MB *const *)ops, &e), *w = ref_bind(n, ops, true);
+                T_CHECK(r && valid(r), "cbind narrow %lld rows, %d operands: %s", (long long)m, n, e.msg);
+                if (r) T_MB_EQ(r, w, 0, "cbind narrow %lld rows, %d operands, %d threads", (long long)m, n, th);
+                mb_release(r); mb_release(w);
+            }
+            for (int k = 0; k < NOPS; k++) mb_release(ops[k]);
+        }
+    br_set_threads(2);
+}
+
 int main(void)
 {
     TIMED(sweeps);
+    TIMED(cbind_narrow);
     TIMED(order_nan);
     TIMED(unique_java_order);
     TIMED(unique_java_strings);
