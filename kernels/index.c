@@ -29,6 +29,21 @@ static int check_range(const char *what, const MB *a, int64_t rl, int64_t ru,
 
 #define CC_CHUNK ((int64_t)1 << 15)   /* cells per task of copy_count */
 
+/* Copies a row of n doubles: up to 4 cell by cell, where a memcpy call
+ * per row cost several times the copy (a column sliced from, written
+ * into or bound to a tall matrix), longer ones with memcpy. */
+static inline void copy_row(double *restrict d, const double *restrict s, int64_t n)
+{
+    switch (n) {
+    case 4: d[3] = s[3]; /* fallthrough */
+    case 3: d[2] = s[2]; /* fallthrough */
+    case 2: d[1] = s[1]; /* fallthrough */
+    case 1: d[0] = s[0]; /* fallthrough */
+    case 0: break;
+    default: memcpy(d, s, (size_t)n * sizeof(double));
+    }
+}
+
 /* Copies n doubles from s to d in parallel chunks (a single thread's
  * memcpy reaches about half the memory bandwidth) and, when count, returns
  * the non-zeros, each chunk counted while it is in cache, and sets
@@ -92,7 +107,7 @@ MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
                 num_threads(br_threads()) if (br_par((double)(m * n)))
             for (int64_t i = 0; i < m; i++) {
                 const double *s = a->d + (rl + i) * an + cl;
-                memcpy(c->d + i * n, s, (size_t)n * sizeof(double));
+                copy_row(c->d + i * n, s, n);
                 for (int64_t j = 0; j < n; j++) {
                     nnz += s[j] != 0;
                     bad |= !(fabs(s[j]) <= DBL_MAX);
@@ -194,7 +209,7 @@ static void dense_write(MB *t, int64_t rl, int64_t cl, const MB *src)
         for (int64_t j = 0; j < n; j++) old += tr[j] != 0;
         if (!src->sparse) {
             const double *sr = src->d + i * n;
-            memcpy(tr, sr, (size_t)n * sizeof(double));
+            copy_row(tr, sr, n);
             for (int64_t j = 0; j < n; j++) nw += sr[j] != 0;
         } else {
             memset(tr, 0, (size_t)n * sizeof(double));
@@ -417,9 +432,8 @@ static MB *bind_dense(const MB **op, int k, bool cb, int64_t rows,
     MB *c = mb_dense_uninit(rows, cols, e);
     if (!c) return NULL;
     if (cb) {
-        /* by blocks of rows, operand by operand: the row of a narrow
-         * operand is a cell or a few, which a memcpy call per row cost
-         * several times over (a GLM's cbind of two 5e6-row columns) */
+        /* by blocks of rows, operand by operand (copy_row: a GLM's
+         * cbind of two 5e6-row columns) */
         const int64_t nb = (rows + BIND_ROWS - 1) / BIND_ROWS;
         #pragma omp parallel for schedule(static) num_threads(br_threads()) \
             if (br_par((double)(rows * cols)))
@@ -440,22 +454,7 @@ static MB *bind_dense(const MB **op, int k, bool cb, int64_t rows,
                     }
                     continue;
                 }
-                const double *ad = a->d;
-                if (w <= 4) {
-                    for (int64_t i = i0; i < i1; i++) {
-                        const double *src = ad + i * w;
-                        double *dst = cc + i * cols;
-                        switch (w) {
-                        case 4: dst[3] = src[3]; /* fallthrough */
-                        case 3: dst[2] = src[2]; /* fallthrough */
-                        case 2: dst[1] = src[1]; /* fallthrough */
-                        default: dst[0] = src[0];
-                        }
-                    }
-                } else {
-                    for (int64_t i = i0; i < i1; i++)
-                        memcpy(cc + i * cols, ad + i * w, (size_t)w * sizeof(double));
-                }
+                for (int64_t i = i0; i < i1; i++) copy_row(cc + i * cols, a->d + i * w, w);
             }
         }
     } else if (rows > 0 && cols > 0) {
