@@ -141,6 +141,12 @@ typedef struct KMmLeaf {
      * stay inside the m rows). NULL in the generic copy (there its
      * 4-wide vectors spill: the caller uses BLAS). */
     void (*tsmm_small)(const double *X, int64_t m, int64_t n, int64_t r0, int64_t r1, double *C);
+    /* The same for 17 <= n <= 64 columns, with fma: C's upper triangle
+     * (b >= a) is written (the other cells hold partial sums), each cell
+     * an fma chain over its rows in order, restarted every chunk of
+     * about 32 KB of x (from n only) and added up; the same bits on AVX2
+     * and AVX-512. NULL in the generic copy. */
+    void (*tsmm_mid)(const double *X, int64_t m, int64_t n, int64_t r0, int64_t r1, double *C);
 } KMmLeaf;
 extern const KMmLeaf k_mm_leaf_generic, k_mm_leaf_avx2, k_mm_leaf_avx512;
 

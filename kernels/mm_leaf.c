@@ -11,7 +11,7 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
-#if defined(__AVX512F__)
+#if defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -232,6 +232,93 @@ static void tsmm_small(const double *X, int64_t m, int64_t n, int64_t r0, int64_
     default: tsmm_rows(X, m, n, r0, r1, C, 4); break;
     }
 }
+
+/* tsmm_mid: t(X) %*% X of 17 to 64 columns with fma, in vectors of the
+ * level's width (AVX-512 8, AVX2 4: each lane does the same fma in the
+ * same order, so both give the same bits). */
+#if defined(__AVX512F__)
+#define MID_W 8
+#define MID_QMAX 4
+#define MID_FMA(a, b, c) _mm512_fmadd_pd(_mm512_set1_pd(a), b, c)
+#else
+#define MID_W 4
+#define MID_QMAX 3
+#define MID_FMA(a, b, c) _mm256_fmadd_pd(_mm256_set1_pd(a), b, c)
+#endif
+typedef double vmid __attribute__((vector_size(MID_W * 8)));
+typedef double vmidu __attribute__((vector_size(MID_W * 8), aligned(8)));
+#define MID_NMAX 64
+
+/* Reads of a row reach its columns rounded up to 8 at every level (so
+ * that the rows read in place, the chunks and the padded tail, and with
+ * them the sums, do not depend on the level). */
+static inline int64_t mid_span(int64_t n) { return (n + 7) / 8 * 8; }
+
+/* Rows of a chunk: about 32 KB of x, from the column count only. */
+static inline int64_t mid_chunk(int64_t n) { return BR_MAX(16, 4096 / mid_span(n) / 8 * 8); }
+
+/* Output rows a0 .. a0+3 by the vectors q0 .. q0+Q-1 (Q a literal) over
+ * R rows of stride S: each cell's fma chain over the rows in order from
+ * 0, then added to C (the lanes of columns past n dropped). */
+static inline __attribute__((always_inline)) void
+mid_pass(const double *p, int64_t S, int64_t R, int64_t n, int64_t a0, int64_t q0, int Q, double *C)
+{
+    vmid t[4][MID_QMAX];
+#pragma GCC unroll 4
+    for (int a = 0; a < 4; a++)
+#pragma GCC unroll 4
+        for (int q = 0; q < MID_QMAX; q++) t[a][q] = (vmid){0};
+    for (int64_t r = 0; r < R; r++) {
+        const double *xr = p + r * S;
+        vmid b[MID_QMAX];
+#pragma GCC unroll 4
+        for (int q = 0; q < Q; q++) b[q] = *(const vmidu *)(xr + (q0 + q) * MID_W);
+#pragma GCC unroll 4
+        for (int a = 0; a < 4; a++)
+#pragma GCC unroll 4
+            for (int q = 0; q < Q; q++) t[a][q] = MID_FMA(xr[a0 + a], b[q], t[a][q]);
+    }
+    for (int64_t a = 0; a < 4 && a0 + a < n; a++)
+        for (int q = 0; q < Q; q++) {
+            double *c = C + (a0 + a) * n + (q0 + q) * MID_W;
+            const int64_t lanes = BR_MIN(MID_W, n - (q0 + q) * MID_W);
+            for (int64_t l = 0; l < lanes; l++) c[l] += t[a][q][l];
+        }
+}
+
+static void mid_chunk_rows(const double *p, int64_t S, int64_t R, int64_t n, double *C)
+{
+    const int64_t NV = (n + MID_W - 1) / MID_W;
+    for (int64_t a0 = 0; a0 < n; a0 += 4)
+        for (int64_t q0 = a0 / MID_W; q0 < NV; q0 += MID_QMAX) {
+            switch (BR_MIN(MID_QMAX, NV - q0)) {
+            case 1: mid_pass(p, S, R, n, a0, q0, 1, C); break;
+            case 2: mid_pass(p, S, R, n, a0, q0, 2, C); break;
+#if MID_QMAX > 3
+            case 3: mid_pass(p, S, R, n, a0, q0, 3, C); break;
+#endif
+            default: mid_pass(p, S, R, n, a0, q0, MID_QMAX, C); break;
+            }
+        }
+}
+
+/* KMmLeaf.tsmm_mid */
+static void tsmm_mid(const double *X, int64_t m, int64_t n, int64_t r0, int64_t r1, double *C)
+{
+    assert(n > 16 && n <= MID_NMAX);
+    memset(C, 0, (size_t)(n * n) * sizeof(double));
+    const int64_t w = mid_span(n), lim = m * n - w, ch = mid_chunk(n);
+    /* rows whose reads end inside x: in place; the matrix's last row
+     * (n > 16 > w - n) from a zero-padded copy */
+    const int64_t rd = lim < 0 ? r0 : BR_MAX(r0, BR_MIN(r1, lim / n + 1));
+    for (int64_t c0 = r0; c0 < rd; c0 += ch) mid_chunk_rows(X + c0 * n, n, BR_MIN(ch, rd - c0), n, C);
+    if (rd < r1) {
+        double pad[MID_NMAX];
+        assert(r1 - rd == 1);
+        for (int64_t j = 0; j < w; j++) pad[j] = j < n ? X[rd * n + j] : 0;
+        mid_chunk_rows(pad, w, 1, n, C);
+    }
+}
 #endif
 
 const KMmLeaf K_LEAF(k_mm_leaf) = {
@@ -241,5 +328,6 @@ const KMmLeaf K_LEAF(k_mm_leaf) = {
 #endif
 #if defined(__AVX2__)
     .tsmm_small = tsmm_small,
+    .tsmm_mid = tsmm_mid,
 #endif
 };

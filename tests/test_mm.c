@@ -341,7 +341,8 @@ static void test_lowk(void)
 }
 
 /* t(X) %*% X of 1 to 16 columns (the leaf's tsmm_small on AVX2 and
- * AVX-512, dsyrk in the generic copy): against the reference product,
+ * AVX-512, dsyrk in the generic copy), of 17 to 64 (tsmm_mid) and 65
+ * (dsyrk): against the reference product,
  * exactly symmetric, the same bits for 1 and 2 threads and for every
  * level that has the leaf; with rows short of a whole vector at the
  * matrix's end (read from a padded copy), NaN and Inf, and row counts
@@ -350,11 +351,13 @@ static void test_lowk(void)
 static void test_tsmm_small(void)
 {
     static const int64_t rows[] = {1, 2, 3, 5, 127, 129, 1000, 8191, 8192 * 2 + 3};
+    static const int64_t wide[] = {17, 20, 24, 31, 32, 33, 48, 63, 64, 65};
     KIsa isa0 = k_isa();
-    for (int64_t n = 1; n <= 16; n++)
+    for (int64_t ni = 0; ni < 16 + (int64_t)(sizeof wide / sizeof *wide); ni++)
         for (size_t q = 0; q < sizeof rows / sizeof *rows; q++) {
+            int64_t n = ni < 16 ? ni + 1 : wide[ni - 16];
             int64_t m = rows[q];
-            if (m > 1000 && n % 5 != 1) continue;
+            if (m > 1000 && n % 5 != 1 && n != 64) continue;
             MB *x = gen(m, n, q % 3 == 2 ? 0.5 : 1.0, false, 9000 + (uint64_t)(n * 16) + q);
             if (q == 4) {   /* NaN and Inf: propagate as in the reference */
                 x->d[(m / 2) * n] = NAN;
@@ -391,15 +394,16 @@ static void test_tsmm_small(void)
         }
     k_isa_set(isa0);
     br_set_threads(2);
-    /* the leaf over row ranges of an exactly sized buffer */
+    /* the leaves over row ranges of an exactly sized buffer */
     for (int isa = K_ISA_AVX2; isa <= (int)k_isa_cpu(); isa++) {
-        void (*small)(const double *, int64_t, int64_t, int64_t, int64_t, double *) =
-            k_leaves((KIsa)isa)->mm->tsmm_small;
-        T_CHECK(small != NULL, "tsmm_small present at %s", k_isa_name((KIsa)isa));
-        if (!small) continue;
-        for (int64_t n = 1; n <= 16; n++)
+        const KMmLeaf *L = k_leaves((KIsa)isa)->mm;
+        T_CHECK(L->tsmm_small && L->tsmm_mid, "tsmm_small and tsmm_mid present at %s", k_isa_name((KIsa)isa));
+        if (!L->tsmm_small || !L->tsmm_mid) continue;
+        for (int64_t n = 1; n <= 64; n += n < 17 ? 1 : n == 57 ? 7 : 8)
             for (int64_t m = 1; m <= 7; m++) {
-                double *x = malloc((size_t)(m * n) * sizeof(double)), c[256];
+                void (*small)(const double *, int64_t, int64_t, int64_t, int64_t, double *) =
+                    n <= 16 ? L->tsmm_small : L->tsmm_mid;
+                double *x = malloc((size_t)(m * n) * sizeof(double)), c[64 * 64];
                 for (int64_t k = 0; k < m * n; k++) x[k] = (double)((k * 7) % 11) - 5;
                 for (int64_t r0 = 0; r0 < m; r0++) {
                     small(x, m, n, r0, m, c);
