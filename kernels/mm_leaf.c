@@ -151,14 +151,31 @@ typedef double v4du __attribute__((vector_size(32), aligned(8)));
 /* Rows of x per chunk of tsmm_small: its sum restarts at each chunk,
  * which the block passes read from L1 (128 x 16 doubles: 16 KB). */
 #define TSMM_CHUNK 128
-/* Vectors of 4 columns per register pass: 4 rows x QMAX accumulators
- * (AVX-512 has 32 vector registers, AVX2 16). Which pass computes a cell
+/* Vectors per register pass (of 4 columns in tsmm_small, of the level's
+ * width in tsmm_mid): 4 rows x QMAX accumulators (AVX-512 has 32 vector
+ * registers, AVX2 16). Which pass computes a cell
  * changes nothing in its sum. */
 #if defined(__AVX512F__)
 #define TSMM_QMAX 4
 #else
 #define TSMM_QMAX 3
 #endif
+
+/* The rows [r0, end) of the m x n x whose reads, `span` doubles from a
+ * row's start, stay inside x; the rows from end to r1 (the matrix's last
+ * few) are read from pad_rows' copy. */
+static int64_t rows_in_place(int64_t m, int64_t n, int64_t span, int64_t r0, int64_t r1)
+{
+    const int64_t lim = m * n - span;   /* row r is inside for r <= lim / n */
+    return lim < 0 ? r0 : BR_MAX(r0, BR_MIN(r1, lim / n + 1));
+}
+
+/* Rows [r0, r1) of x into pad, `span` doubles a row, zeros past n. */
+static void pad_rows(const double *X, int64_t n, int64_t span, int64_t r0, int64_t r1, double *pad)
+{
+    for (int64_t r = 0; r < r1 - r0; r++)
+        for (int64_t j = 0; j < span; j++) pad[r * span + j] = j < n ? X[(r0 + r) * n + j] : 0;
+}
 
 /* Rows 4*AB .. 4*AB+3 of the chunk's C against the column vectors
  * [q0, q1) (q0 >= AB), over R rows of x of stride S doubles (vector q of
@@ -204,17 +221,14 @@ tsmm_rows(const double *X, int64_t m, int64_t n, int64_t r0, int64_t r1, double 
 {
     v4d acc[16][4];
     memset(acc, 0, sizeof acc);
-    /* rows whose last vector ends inside x: read in place; the others
-     * (the matrix's last few rows) from a zero-padded copy */
-    int64_t lim = m * n - 4 * NV;   /* row r reads up to r*n + 4*NV: inside x for r <= lim / n */
-    int64_t rd = lim < 0 ? r0 : BR_MAX(r0, BR_MIN(r1, lim / n + 1));
+    /* a row reads its 4 * NV columns' vectors */
+    const int64_t rd = rows_in_place(m, n, 4 * NV, r0, r1);
     for (int64_t c0 = r0; c0 < rd; c0 += TSMM_CHUNK)
         tsmm_chunk(X + c0 * n, n, BR_MIN(TSMM_CHUNK, rd - c0), NV, acc);
     if (rd < r1) {
         double pad[4 * 16];
         assert(r1 - rd <= 4);
-        for (int64_t r = 0; r < r1 - rd; r++)
-            for (int64_t j = 0; j < 4 * NV; j++) pad[r * 4 * NV + j] = j < n ? X[(rd + r) * n + j] : 0;
+        pad_rows(X, n, 4 * NV, rd, r1, pad);
         tsmm_chunk(pad, 4 * NV, r1 - rd, NV, acc);
     }
     for (int64_t a = 0; a < n; a++)
@@ -238,11 +252,9 @@ static void tsmm_small(const double *X, int64_t m, int64_t n, int64_t r0, int64_
  * same order, so both give the same bits). */
 #if defined(__AVX512F__)
 #define MID_W 8
-#define MID_QMAX 4
 #define MID_FMA(a, b, c) _mm512_fmadd_pd(_mm512_set1_pd(a), b, c)
 #else
 #define MID_W 4
-#define MID_QMAX 3
 #define MID_FMA(a, b, c) _mm256_fmadd_pd(_mm256_set1_pd(a), b, c)
 #endif
 typedef double vmid __attribute__((vector_size(MID_W * 8)));
@@ -263,14 +275,14 @@ static inline int64_t mid_chunk(int64_t n) { return BR_MAX(16, 4096 / mid_span(n
 static inline __attribute__((always_inline)) void
 mid_pass(const double *p, int64_t S, int64_t R, int64_t n, int64_t a0, int64_t q0, int Q, double *C)
 {
-    vmid t[4][MID_QMAX];
+    vmid t[4][TSMM_QMAX];
 #pragma GCC unroll 4
     for (int a = 0; a < 4; a++)
 #pragma GCC unroll 4
-        for (int q = 0; q < MID_QMAX; q++) t[a][q] = (vmid){0};
+        for (int q = 0; q < TSMM_QMAX; q++) t[a][q] = (vmid){0};
     for (int64_t r = 0; r < R; r++) {
         const double *xr = p + r * S;
-        vmid b[MID_QMAX];
+        vmid b[TSMM_QMAX];
 #pragma GCC unroll 4
         for (int q = 0; q < Q; q++) b[q] = *(const vmidu *)(xr + (q0 + q) * MID_W);
 #pragma GCC unroll 4
@@ -290,14 +302,14 @@ static void mid_chunk_rows(const double *p, int64_t S, int64_t R, int64_t n, dou
 {
     const int64_t NV = (n + MID_W - 1) / MID_W;
     for (int64_t a0 = 0; a0 < n; a0 += 4)
-        for (int64_t q0 = a0 / MID_W; q0 < NV; q0 += MID_QMAX) {
-            switch (BR_MIN(MID_QMAX, NV - q0)) {
+        for (int64_t q0 = a0 / MID_W; q0 < NV; q0 += TSMM_QMAX) {
+            switch (BR_MIN(TSMM_QMAX, NV - q0)) {
             case 1: mid_pass(p, S, R, n, a0, q0, 1, C); break;
             case 2: mid_pass(p, S, R, n, a0, q0, 2, C); break;
-#if MID_QMAX > 3
+#if TSMM_QMAX > 3
             case 3: mid_pass(p, S, R, n, a0, q0, 3, C); break;
 #endif
-            default: mid_pass(p, S, R, n, a0, q0, MID_QMAX, C); break;
+            default: mid_pass(p, S, R, n, a0, q0, TSMM_QMAX, C); break;
             }
         }
 }
@@ -307,15 +319,13 @@ static void tsmm_mid(const double *X, int64_t m, int64_t n, int64_t r0, int64_t 
 {
     assert(n > 16 && n <= MID_NMAX);
     memset(C, 0, (size_t)(n * n) * sizeof(double));
-    const int64_t w = mid_span(n), lim = m * n - w, ch = mid_chunk(n);
-    /* rows whose reads end inside x: in place; the matrix's last row
-     * (n > 16 > w - n) from a zero-padded copy */
-    const int64_t rd = lim < 0 ? r0 : BR_MAX(r0, BR_MIN(r1, lim / n + 1));
+    /* the matrix's last row at most (n > 16 > w - n) from the copy */
+    const int64_t w = mid_span(n), ch = mid_chunk(n), rd = rows_in_place(m, n, w, r0, r1);
     for (int64_t c0 = r0; c0 < rd; c0 += ch) mid_chunk_rows(X + c0 * n, n, BR_MIN(ch, rd - c0), n, C);
     if (rd < r1) {
         double pad[MID_NMAX];
         assert(r1 - rd == 1);
-        for (int64_t j = 0; j < w; j++) pad[j] = j < n ? X[rd * n + j] : 0;
+        pad_rows(X, n, w, rd, r1, pad);
         mid_chunk_rows(pad, w, 1, n, C);
     }
 }
