@@ -1538,7 +1538,18 @@ static void emit_row_sparse(Gen *g, bool rowout)
     sb_puts(b, "    int64_t i = r0;\n");
     for (int pass = klen ? 0 : 1; pass < 2; pass++) {
         g->klen = pass ? NULL : klen;
-        if (!pass) sb_printf(b, "    if (%s)\n", guard.s);
+        if (!pass) {
+            /* the literal-width temporaries as arrays of the block, which
+             * GCC keeps in registers: through tmp, a row's k values went
+             * to memory as scalars and came back as a vector (a failed
+             * store forward per row) */
+            sb_printf(b, "    if (%s) {\n", guard.s);
+            for (int j = 0; j < g->p->nn; j++) {
+                const CNode *x = &g->p->n[j];
+                if (x->kind == CN_IN || x->vc != VC_VEC || cg_row_no_temp(g->p, j) || klen[j] <= 0) continue;
+                sb_printf(b, "    double v%d[%d];\n", j, klen[j]);
+            }
+        }
         sb_puts(b, "    for (; i < r1; i++) {\n"
                    "        const int32_t *restrict ai = ci + rp[i];\n"
                    "        const double *restrict av = cv + rp[i];\n"
@@ -1547,7 +1558,7 @@ static void emit_row_sparse(Gen *g, bool rowout)
         emit_row_inputs(g, "        ", MAIN_SKIP);
         emit_row_body(g, "        ");
         emit_row_root(g, "        ", rowout ? "(out + (i - r0) * ldo)" : "out");
-        sb_puts(b, "    }\n");
+        sb_puts(b, pass ? "    }\n" : "    }\n    }\n");
     }
     g->klen = NULL;
     free(klen);
