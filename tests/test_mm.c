@@ -165,6 +165,38 @@ static void test_matmul(void)
     br_set_threads(2);
 }
 
+/* Sparse a %*% dense b of 2 to 66 columns (kernels/mm.c sd_narrow: tiles
+ * of 16, 4 and 1 columns with the sums in registers, up to SD_NARROW;
+ * one column is sd_row1's four sums): the bits of the reference's
+ * per-non-zero order, with NaN and Inf among a's entries (in b they
+ * would meet a's zeros: k_mm_ieee_zeros), an empty row, 1 and 2
+ * threads. */
+static void test_sd_narrow(void)
+{
+    for (int64_t n = 2; n <= 66; n++) {
+        if (n > 21 && n % 16 != 0 && n % 16 != 1 && n % 16 != 15 && n != 66) continue;
+        MB *ad = gen(41, 57, 0.2, false, (uint64_t)(900 + n));
+        for (int64_t l = 0; l < ad->cols; l++) ad->d[5 * ad->cols + l] = 0;   /* an empty row */
+        ad->d[3 * ad->cols + 7] = NAN;
+        ad->d[11 * ad->cols + 30] = INFINITY;
+        ad->d[20 * ad->cols + 56] = -INFINITY;
+        mb_recount_nnz(ad);
+        MB *bd = gen(57, n, 1, false, (uint64_t)(1900 + n));
+        MB *ref = ref_mm(ad, false, bd);
+        MB *as = mb_to_sparse(ad, &(BrErr){0});
+        for (int th = 1; th <= 2; th++) {
+            br_set_threads(th);
+            BrErr e = {0};
+            MB *r = k_matmul(as, bd, &e);
+            T_CHECK(r && valid(r), "sd narrow valid n %lld th %d: %s", (long long)n, th, e.msg);
+            if (r) T_MB_EQ(r, ref, 0, "sd narrow 41x57x%lld th %d: other bits", (long long)n, th);
+            mb_release(r);
+        }
+        mb_release(ad); mb_release(bd); mb_release(as); mb_release(ref);
+    }
+    br_set_threads(2);
+}
+
 /* Dense products of 2^18 to 2^23 multiply-adds (fixed row blocks of
  * the output, one BLAS call each, spread over the threads; autoencoder
  * mini-batches), a %*% b and t(a) %*% b: equal to the reference and the
@@ -1070,6 +1102,7 @@ int main(void)
     crowded_mm();
     test_matmul();
     test_matmul_big_sparse();
+    test_sd_narrow();
     test_gemm_blocks();
     test_skinny();
     test_lowk();
