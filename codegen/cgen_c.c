@@ -1725,9 +1725,16 @@ static void emit_outer_loop(const CPlan *p, StrBuf *b, int u, int v, int uv, int
     /* the gathered factor (V by rows of W, U by columns) against the fixed row */
     int gat = bycol ? u : v;
     sb_printf(b, "            if (k + CG_OPFD < nz) cg_pfrow(P[%d] + ix[k + CG_OPFD] * r, r);\n"
-                 "            tb[q] = cg_dot(%s, P[%d] + ix[k] * r, r);\n", gat, bycol ? "vj" : "ui", gat);
+                 "            tb[q] = cg_dot%s(%s, P[%d] + ix[k] * r, r);\n", gat, R ? "_k" : "", bycol ? "vj" : "ui", gat);
     sb_puts(b, "        }\n");
-    bool simd = p->var == V_NO_AGG || p->var == V_FULL_AGG;
+    /* a literal side width: the chunk's updates of out, row ix[q] of the
+     * side matrix times its value, after the chunk's values (eb), with
+     * out in registers (cg_axpy_rows_k; the same additions in the same
+     * order); per non-zero, out's load-add-store was a store-forwarding
+     * chain (ALS-CG's rank-20 updates: most of their time) */
+    bool mm = p->var == V_LEFT_MM || p->var == V_RIGHT_MM || p->var == V_RIGHT_T_MM;
+    bool chunk_axpy = mm && RS > 0 && RS <= 35;
+    bool simd = p->var == V_NO_AGG || p->var == V_FULL_AGG || chunk_axpy;
     if (simd) sb_puts(b, "#pragma omp simd\n");
     sb_printf(b, "        for (int64_t q = 0; q < kn; q++) {\n"
                  "            const int64_t k = k0 + q, %s = ix[k];\n"
@@ -1740,16 +1747,17 @@ static void emit_outer_loop(const CPlan *p, StrBuf *b, int u, int v, int uv, int
         if (acc_sq(p->n[p->out[0]].op)) sb_printf(b, "            eb[q] = %s * %s;\n", e, e);
         else sb_printf(b, "            eb[q] = %s;\n", e);
         break;
-    case V_LEFT_MM:
-        sb_printf(b, "            cg_axpy(%s, P[%d] + j * %s, %s, out);\n", e, side, sw, sw);
+    case V_LEFT_MM: case V_RIGHT_MM: case V_RIGHT_T_MM:
+        if (chunk_axpy) sb_printf(b, "            eb[q] = %s;\n", e);
+        else sb_printf(b, "            cg_axpy(%s, P[%d] + %s * %s, %s, out);\n", e, side, var, sw, sw);
         break;
     default:
-        sb_printf(b, "            cg_axpy(%s, P[%d] + i * %s, %s, out);\n", e, side, sw, sw);
         break;
     }
     sb_printf(b, "            (void)%s; (void)%s; (void)k;\n        }\n", fix, var);
     if (p->var == V_FULL_AGG)
         sb_puts(b, "        for (int64_t q = 0; q < kn; q++) cg_kadd(&out[0], &out[1], eb[q]);\n");
+    if (chunk_axpy) sb_printf(b, "        cg_axpy_rows_k(eb, ix + k0, kn, P[%d], %d, out);\n", side, RS);
     sb_puts(b, "        (void)eb;\n    }\n");
 }
 
