@@ -593,6 +593,28 @@ static int tq_index(const Gen *g, int r, int *qn, char *off, size_t len)
     return j;
 }
 
+/* Is node i's every value exactly +0.0 or 1.0 (a comparison or logical
+ * operator: ops.def's TY_BOOL)? A sum of such values is exact below
+ * 2^53, so its Kahan steps leave the correction 0 and a plain sum gives
+ * the same bits; and x / y = x * (1 / y) bit for bit for x in {+0, 1}
+ * (1 / y is exact for x = 1; for x = +0 both are 0 of y's sign, or NaN
+ * where y is 0 or NaN). */
+static bool bool_node(const CPlan *p, int i)
+{
+    const CNode *x = &p->n[i];
+    return (x->kind == CN_UN || x->kind == CN_BIN) && op_info[x->op].type == TY_BOOL;
+}
+
+/* A vector node b / s of a boolean vector b and a scalar s (bool_node):
+ * one division per row, then a multiply per value (k-means' P / rowSums(P)
+ * over its k values: 5 divisions a row into 1). */
+static bool bool_div(const CPlan *p, int i)
+{
+    const CNode *x = &p->n[i];
+    return x->kind == CN_BIN && x->op == OP_DIV && x->vc == VC_VEC && bool_node(p, x->a[0]) &&
+           p->n[x->a[1]].vc != VC_VEC;
+}
+
 /* One Row node (not the root of an aggregating variant). */
 static void emit_row_node(const Gen *g, int i, const char *ind)
 {
@@ -603,6 +625,12 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
     switch (x->kind) {
     case CN_UN: case CN_BIN: case CN_TER:
         for (int k = 0; k < x->na; k++) row_elem(g, x->a[k], a[k], sizeof a[k]);
+        if (bool_div(p, i)) {
+            sb_printf(b, "%s{ const double rq = 1.0 / %s; for (int64_t k = 0; k < %s%d%s; k++) v%d[k] = %s * rq; }\n",
+                      ind, a[1], g->klen && g->klen[i] ? "" : "L[", g->klen && g->klen[i] ? g->klen[i] : x->vlen,
+                      g->klen && g->klen[i] ? "" : "]", i, a[0]);
+            break;
+        }
         cg_op_expr(e, sizeof e, x, a);
         if (x->vc == VC_VEC && g->klen && g->klen[i])
             sb_printf(b, "%sfor (int64_t k = 0; k < %d; k++) v%d[k] = %s;\n", ind, g->klen[i], i, e);
@@ -629,6 +657,10 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
             break;
         }
         vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
+        /* a boolean vector's sum (or sum of squares: the same values)
+         * is exact: plain adds, the same bits as the Kahan steps */
+        if (bool_node(p, x->a[0]) && (op_info[x->op].acc & (AC_SUM | AC_IDX | AC_COMB)) == AC_SUM)
+            f = "cg_vsum_exact";
         if (op_info[x->op].acc & AC_MEAN)
             sb_printf(b, "%sconst double t%d = %s(%s, %s) / (double)%s;\n", ind, i, f, ptr, len, len);
         else sb_printf(b, "%sconst double t%d = %s(%s, %s);\n", ind, i, f, ptr, len);
@@ -1085,6 +1117,13 @@ static void emit_soa_node(const Gen *g, int i, const char *ind)
                          "#pragma GCC unroll 16\n"
                          "%s    for (int64_t k = 0; k < %d; k++) s = cg_%sstep(s, %s);\n%s    t%d = s;\n",
                       ind, acc_init(x->op), ind, K, acc_step(x->op), a[0], ind, i);
+        } else if (bool_node(p, x->a[0])) {   /* exact: plain adds (bool_node) */
+            sb_printf(b, "%s    double s = 0;\n"
+                         "#pragma GCC unroll 16\n"
+                         "%s    for (int64_t k = 0; k < %d; k++) s += %s;\n"
+                         "%s    t%d = s;\n",
+                      ind, ind, K, a[0], ind, i);
+            if (acc & AC_MEAN) sb_printf(b, "%s    t%d = t%d / (double)%d;\n", ind, i, i, K);
         } else {
             sb_printf(b, "%s    double s = 0, c = 0;\n"
                          "#pragma GCC unroll 16\n"
@@ -1098,6 +1137,12 @@ static void emit_soa_node(const Gen *g, int i, const char *ind)
     }
     if (x->kind == CN_AGG) { emit_row_node(g, i, ind); return; }
     for (int k = 0; k < x->na; k++) row_elem(g, x->a[k], a[k], sizeof a[k]);
+    if (bool_div(p, i)) {
+        sb_printf(b, "%sconst double rq%d = 1.0 / %s;\n#pragma GCC unroll 16\n"
+                     "%sfor (int64_t k = 0; k < %d; k++) w%d[k][r] = %s * rq%d;\n",
+                  ind, i, a[1], ind, g->klen[i], i, a[0], i);
+        return;
+    }
     cg_op_expr(e, sizeof e, x, a);
     if (x->vc == VC_VEC)
         sb_printf(b, "#pragma GCC unroll 16\n%sfor (int64_t k = 0; k < %d; k++) w%d[k][r] = %s;\n", ind, g->klen[i], i, e);

@@ -398,6 +398,45 @@ static MB *int_copy(const MB *x)
     return y;
 }
 
+/* Boolean row vectors (cgen_c.c bool_node): k-means' P = (D <= dmin) /
+ * rowSums(D <= dmin) takes plain sums (exact for values in {0, 1}) and
+ * one division a row, the same bits as the unfused plan's Kahan sums
+ * and divisions: integer data (exact products, so ties), NaN rows (a
+ * count of 0: 0 / 0), an infinite row, by blocks and row by row, the
+ * literal widths 2, 5, 8 and the run-time 17, compared at tolerance 0. */
+static void test_row_bool_sum(void)
+{
+    static const int ks[] = {2, 5, 8, 17};
+    const char *nm[] = {"X", "C"};
+    const char *on[] = {"o1", "o2", "o3", "o4"};
+    const char *src = "D = t(rowSums(C ^ 2)) - 2 * (X %*% t(C))\n"
+                      "B = D <= rowMins(D)\n"
+                      "o1 = B / rowSums(B)\n"
+                      "o2 = colSums(B / rowSums(B))\n"
+                      "o3 = rowMeans(D < 0) + rowSums((D >= 1) ^ 2)\n"
+                      "o4 = (D != 3) / (rowMaxs(D) - 4)\n";
+    for (int q = 0; q < (int)(sizeof ks / sizeof *ks); q++)
+        for (int big = 0; big < 2; big++) {
+            int64_t k = ks[q], m = big ? 1003 : 21, n = 7;
+            MB *X0 = t_gen(m, n, 1, -1, 1, false), *X = int_copy(X0);
+            MB *C0 = t_gen(k, n, 1, -1, 1, false), *C = int_copy(C0);
+            X->d[3 * n] = NAN;
+            X->d[9 * n + 2] = INFINITY;
+            mb_recount_nnz(X);
+            MB *ins[] = {X, C};
+            char what[64];
+            snprintf(what, sizeof what, "row bool sums %lldx%lld k %lld", (long long)m, (long long)n, (long long)k);
+            check_all(what, src, 2, nm, ins, 4, on, 0, 0, NULL);
+            char *ex = explain_text(src, CG_FUSE_ALL, 2, nm, ins, 4, on);
+            T_CHECK(count_str(ex, " = 1.0 / ") >= 2 && count_str(ex, "* rq") >= 2,
+                    "%s: one division a row missing\n%s", what, ex ? ex : "");
+            T_CHECK(count_str(ex, "cg_vsum_exact(") + count_str(ex, "        s += ") >= 2,
+                    "%s: plain sums missing\n%s", what, ex ? ex : "");
+            free(ex);
+            mb_release(X0); mb_release(X); mb_release(C0); mb_release(C);
+        }
+}
+
 /* The k-means assignment step as Row plans: rowIndexMin/rowIndexMax,
  * rowMins and sum(rowMins(.)) over ||c||^2 - 2 X %*% t(C) for widths k
  * from 1 to 17 over dense, sparse and empty X (one Row operator each, the product
@@ -2236,6 +2275,7 @@ int main(void)
         if (th == 1) RUN(fx_stratstats);
         RUN(test_row_b1, th == 2);
         RUN(test_row_kmeans, th == 2);
+        if (th == 1) RUN(test_row_bool_sum);
         RUN(test_row_multi, th == 2);
         RUN(test_row_sparse, th == 2);
         RUN(test_row_blk, th == 2);
