@@ -626,9 +626,9 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
     case CN_UN: case CN_BIN: case CN_TER:
         for (int k = 0; k < x->na; k++) row_elem(g, x->a[k], a[k], sizeof a[k]);
         if (bool_div(p, i)) {
-            sb_printf(b, "%s{ const double rq = 1.0 / %s; for (int64_t k = 0; k < %s%d%s; k++) v%d[k] = %s * rq; }\n",
-                      ind, a[1], g->klen && g->klen[i] ? "" : "L[", g->klen && g->klen[i] ? g->klen[i] : x->vlen,
-                      g->klen && g->klen[i] ? "" : "]", i, a[0]);
+            vec_ref(g, i, ptr, sizeof ptr, len, sizeof len);
+            sb_printf(b, "%s{ const double rq = 1.0 / %s; for (int64_t k = 0; k < %s; k++) v%d[k] = %s * rq; }\n",
+                      ind, a[1], len, i, a[0]);
             break;
         }
         cg_op_expr(e, sizeof e, x, a);
