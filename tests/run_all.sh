@@ -58,9 +58,21 @@ add() {   # add LINE: add the line's counts to the totals (no line: one failure)
   [ -n "$1" ] || { p=0; f=1; }
   pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
 }
+# recap: the units that failed with their first FAIL lines, printed again
+# just above the summary (CI shows the log's tail only)
+recap=""
 report() {   # report N
-  local out rc secs line
+  local out rc secs line f0=$fail
   out=$(cat "$tmp/$1.out"); rc=$(cat "$tmp/$1.rc"); secs=$(cat "$tmp/$1.s")
+  report_unit "$1"
+  if [ "$fail" -ne "$f0" ]; then
+    recap="${recap}failed: ${labels[$1]} ($((fail - f0)))
+$(printf '%s\n' "$out" | grep -E '^FAIL' | head -n 3)
+$([ -z "$line" ] && printf '%s\n' "$out" | tail -n 8)
+"
+  fi
+}
+report_unit() {   # report_unit N (report's body; out, rc, secs set)
   line=$(printf '%s\n' "$out" | grep -E '[0-9]+ passed, [0-9]+ failed' | tail -n 1)
   case "${kinds[$1]}" in
   program)
@@ -187,5 +199,6 @@ if [ -x tests/dml/run.sh ]; then
   echo $? > "$tmp/$n.rc"; echo $(( $(date +%s) - t0 )) > "$tmp/$n.s"
   report $n
 fi
+[ -n "$recap" ] && printf '%s' "$recap" | grep -v '^$'
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

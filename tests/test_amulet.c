@@ -2457,7 +2457,9 @@ static void multi(void)
  * constants, with the kernel at the clamp of its share (1.0) and with slow
  * memory (where the loop may win), the plan of A1 ^ 2 is the plan of
  * A1 * A1, and neither places a loop on the measured machines (both
- * failed without the change). */
+ * failed without the change). Those machines are AVX-512 ones: at
+ * another SIMD level the kernel's tiles differ (AVX2's 7 x 4 pads less of
+ * the 100 x 100 result than 11 x 16), so only the equality holds there. */
 static void pow2_price(void)
 {
     static const struct { const char *mc; int loops; } mcs[] = {
@@ -2487,7 +2489,7 @@ static void pow2_price(void)
         }
         T_CHECK(r0.rc == 0 && r[0].rc == 0 && r[1].rc == 0 && r[0].st.amulet == r[1].st.amulet &&
                     r[0].st.fused[0] == r[1].st.fused[0] && r[0].st.fused[1] == r[1].st.fused[1] &&
-                    (mcs[m].loops < 0 || r[0].st.amulet == mcs[m].loops),
+                    (mcs[m].loops < 0 || k_isa() != K_ISA_AVX512 || r[0].st.amulet == mcs[m].loops),
                 "pow2 price, machine %zu: %s %s; A1 ^ 2: %lld AMULET loops, %lld Cell, %lld Row; A1 * A1: %lld, "
                 "%lld, %lld", m, r[0].err, r[1].err, (long long)r[0].st.amulet, (long long)r[0].st.fused[0],
                 (long long)r[0].st.fused[1], (long long)r[1].st.amulet, (long long)r[1].st.fused[0],
