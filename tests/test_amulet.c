@@ -3129,6 +3129,12 @@ static void search_strips(void)
         if (f) fclose(f);
         T_CHECK(mr > 0 && pk >= 0 && n >= 2 && n % 2 == 0, "strips %d: kernel %d x %d, pick pack %d, %d strip halves", x,
                 mr, nr, pk, n);
+        if (mr <= 0 || nr <= 0) {   /* checked above: no kernel line to read */
+            t_run_free(&r);
+            mb_release(A);
+            mb_release(B);
+            continue;
+        }
         int64_t mh = (M / 2 + mr - 1) / mr * mr, kh = K >= 2 * kc ? K / (2 * kc) * kc : K / 2, j0 = 0, w0 = 8 * nr;
         double low = INFINITY, ssc[32];
         int ns = n / 2, bad = 0, stop = -1;
