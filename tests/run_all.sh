@@ -68,7 +68,11 @@ report() {   # report N
   if [ "$fail" -ne "$f0" ]; then
     recap="${recap}failed: ${labels[$1]} ($((fail - f0)))
 $(printf '%s\n' "$out" | grep -E '^FAIL' | head -n 3)
-$([ -z "$line" ] && printf '%s\n' "$out" | tail -n 8)
+$(if printf '%s\n' "$out" | grep -qE '^==[0-9]+==ERROR|runtime error'; then
+    printf '%s\n' "$out" | grep -m 1 -A 14 -E '^==[0-9]+==ERROR|runtime error'
+  elif [ -z "$line" ] || ! printf '%s\n' "$out" | grep -qE '^FAIL'; then
+    printf '%s\n' "$out" | tail -n 8
+  fi)
 "
   fi
 }
