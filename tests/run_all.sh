@@ -58,23 +58,25 @@ add() {   # add LINE: add the line's counts to the totals (no line: one failure)
   [ -n "$1" ] || { p=0; f=1; }
   pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
 }
-# recap: the units that failed with their first FAIL lines, printed again
-# just above the summary (CI shows the log's tail only)
+# recap: each failed unit's name and why() lines, printed again just
+# above the summary (CI shows the log's tail only)
 recap=""
+why() {   # why OUT: its first FAIL lines; a sanitizer report's start; else,
+          # without FAIL lines, its last lines
+  printf '%s\n' "$1" | grep -E '^FAIL' | head -n 3
+  if printf '%s\n' "$1" | grep -qE '^==[0-9]+==ERROR|runtime error'; then
+    printf '%s\n' "$1" | grep -m 1 -A 14 -E '^==[0-9]+==ERROR|runtime error'
+  elif ! printf '%s\n' "$1" | grep -qE '^FAIL'; then
+    printf '%s\n' "$1" | tail -n 8
+  fi
+}
 report() {   # report N
   local out rc secs line f0=$fail
   out=$(cat "$tmp/$1.out"); rc=$(cat "$tmp/$1.rc"); secs=$(cat "$tmp/$1.s")
   report_unit "$1"
-  if [ "$fail" -ne "$f0" ]; then
-    recap="${recap}failed: ${labels[$1]} ($((fail - f0)))
-$(printf '%s\n' "$out" | grep -E '^FAIL' | head -n 3)
-$(if printf '%s\n' "$out" | grep -qE '^==[0-9]+==ERROR|runtime error'; then
-    printf '%s\n' "$out" | grep -m 1 -A 14 -E '^==[0-9]+==ERROR|runtime error'
-  elif [ -z "$line" ] || ! printf '%s\n' "$out" | grep -qE '^FAIL'; then
-    printf '%s\n' "$out" | tail -n 8
-  fi)
+  [ "$fail" -eq "$f0" ] || recap="${recap}failed: ${labels[$1]} ($((fail - f0)))
+$(why "$out")
 "
-  fi
 }
 report_unit() {   # report_unit N (report's body; out, rc, secs set)
   line=$(printf '%s\n' "$out" | grep -E '[0-9]+ passed, [0-9]+ failed' | tail -n 1)
