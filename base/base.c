@@ -23,6 +23,25 @@
 #include <omp.h>
 #endif
 
+#if defined(__SANITIZE_ADDRESS__)
+/* The sanitizer build's default options (ASAN_OPTIONS, parsed after them,
+ * still wins), for every program linked with libbraid that gcc built with
+ * ASan (make SAN=1: the tests and braid).
+ *
+ * intercept_tls_get_addr=0: up to GCC 13 and LLVM 16 (Debian 12 has GCC
+ * 12) the run time's __tls_get_addr interceptor takes a dynamic TLS block
+ * (PoCL's LLVM, a generated kernel's shared object) that happens to start
+ * 16 bytes into a page for one of glibc 2.19's, reads the two words before
+ * it as the block's start and size, and records garbage; LeakSanitizer's
+ * tracer then faults scanning that range at exit ("Tracer caught signal
+ * 11", "LeakSanitizer has encountered a fatal error": test_cgstitch in the
+ * CI of session 67's submission, after every check had passed). Without
+ * the interceptor the blocks are still scanned: they are heap blocks
+ * reachable from the thread's vector of them (google/sanitizers#1322). */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "intercept_tls_get_addr=0"; }
+#endif
+
 int br_err(BrErr *e, int code, const char *fmt, ...)
 {
     if (!e || e->code) return code;
