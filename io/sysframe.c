@@ -68,6 +68,7 @@
  * dictionaries of DDC columns that do not hold their own. Every malformed input is an error naming
  * the file and the record's byte offset. */
 #include "ioint.h"
+#include "../base/jrng.h"
 
 #include <math.h>
 #include <sys/stat.h>
@@ -243,7 +244,7 @@ static void put_num(FbCol *c, int64_t i, double v, int64_t iv, bool isint)
 {
     switch (c->type) {
     case FB_FP64: c->d[i] = isint ? (double)iv : v; break;
-    case FB_INT64: c->i[i] = isint ? iv : isnan(v) ? 0 : (int64_t)v; break;
+    case FB_INT64: c->i[i] = isint ? iv : java_d2l(v); break;   /* Java's (long) */
     case FB_BOOL: c->b[i] = isint ? iv != 0 : v != 0; break;
     case FB_STRING: break;   /* set by the caller as text */
     }

@@ -1,6 +1,7 @@
 /* fb.c: frame blocks (see fb.h). */
 #include "fb.h"
 #include "format.h"
+#include "../base/jrng.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -370,7 +371,7 @@ int fb_set_num(FB *f, int64_t i, int64_t j, double v, BrErr *e)
     if (!c) return e->code;
     switch (c->type) {
     case FB_FP64: c->d[i] = v; return 0;
-    case FB_INT64: c->i[i] = isnan(v) ? 0 : (int64_t)v; return 0;
+    case FB_INT64: c->i[i] = java_d2l(v); return 0;   /* Java's (long): NaN 0, saturated */
     case FB_BOOL: c->b[i] = !isnan(v) && v != 0; return 0;
     default: break;
     }

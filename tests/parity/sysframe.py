@@ -495,6 +495,17 @@ def main(argv):
             report(ok, "read every column kind%s" % (" with .mtd" if with_mtd else ""),
                    got.stderr.decode()[-300:] if not isinstance(got, tuple) else "got %r" % (got,))
 
+        # 1b. an FP64 array under an INT64 column type: each value as
+        # Java's (long) cast makes it (NaN 0, saturated past the range;
+        # the fuzzer's find: a C cast of 1e300 was undefined)
+        huge = [1e300, -1e300, float("nan"), 2.75, -2.75, 9.3e18]
+        path = os.path.join(d, "fp64-int64.bin")
+        write(path, header() + record(1, block([("INT64", array("FP64", huge))], len(huge))))
+        got = read_frame(braid, path, d)
+        want = [[str(v)] for v in (2**63 - 1, -2**63, 0, 2, -2, 2**63 - 1)]
+        report(isinstance(got, tuple) and got[1] == want, "an FP64 array under an INT64 type, cast as Java's (long)",
+               got.stderr.decode()[-300:] if not isinstance(got, tuple) else "got %r" % (got[1],))
+
         # 2. names and replacements, several records (3 rows each), a sync
         # mark, records out of order, an empty block, a BITSET of 70 rows
         n = 70
