@@ -2,6 +2,7 @@
  * arithmetic is on unsigned words so that it wraps as Java's int and long
  * do; the casts back to signed give Java's two's-complement values. */
 #include "jrng.h"
+#include "ops.h"
 
 #include <math.h>
 
@@ -103,10 +104,4 @@ double well_gaussian(Well *w)
     return r * cos(alpha);
 }
 
-int64_t java_d2l(double x)
-{
-    if (isnan(x)) return 0;
-    if (x >= 0x1p63) return INT64_MAX;
-    if (x <= -0x1p63) return INT64_MIN;
-    return (int64_t)x;
-}
+int64_t java_d2l(double x) { return ops_to_i64(x); }
