@@ -145,9 +145,10 @@ static inline void t_crowded(const char *what, int n, int64_t least, void (*run)
 static inline int t_done(const char *name)
 {
     printf("%s: %d passed, %d failed\n", name, t_pass, t_fail);
-    /* now: LeakSanitizer ends a leaking process with _exit at exit,
-     * which drops stdio's buffers, and the count with them (CI's stop 58
-     * lost test_cgstitch's that way) */
+    /* now: LeakSanitizer ends the process with _exit at exit (a leak
+     * found, or its own fatal error), which drops stdio's buffers and the
+     * count with them (CI lost test_cgstitch's that way: its tracer's
+     * fault, base/base.c) */
     fflush(stdout);
     return t_fail != 0;
 }
