@@ -438,9 +438,9 @@ static double mm_tsmm_blas(void *arg, Res *r)
     return now_s() - t;
 }
 
-/* t(X) %*% X over X viewed with (intptr_t)arg <= 64 columns (the
- * register-blocked tsmm_small and tsmm_mid leaves) against OpenBLAS's
- * dsyrk on braid's thread count */
+/* t(X) %*% X over X viewed with (intptr_t)arg columns (the leaves
+ * tsmm_small, tsmm_mid and tsmm_wide) against OpenBLAS's dsyrk on
+ * braid's thread count */
 static double mm_tsmm_narrow_braid(void *arg, Res *r)
 {
     int64_t c = (int64_t)(intptr_t)arg;
@@ -814,7 +814,9 @@ int main(void)
              2.0 * (double)g_tr * g_tc * g_tc, U_GFLOPS, NULL, mbX, 0.02);
     add_case("t(X)%*%X tall-skinny", "mm", mm_tsmm_braid, NULL, (double)g_tr * g_tc * g_tc,
              U_GFLOPS, "OpenBLAS dsyrk t(X)X", mbX, 0.02);
-    for (int nc = 10; nc <= 32; nc += nc == 10 ? 6 : 16) {
+    static const int tsmm_cols[] = {10, 16, 32, 100, 200};
+    for (size_t q = 0; q < sizeof tsmm_cols / sizeof *tsmm_cols; q++) {
+        const int nc = tsmm_cols[q];
         c = add_case(NAME("OpenBLAS dsyrk t(X)X %lldx%d", (long long)(g_n / nc), nc), "mm",
                      mm_tsmm_narrow_blas, (void *)(intptr_t)nc, 8 * n, U_BW, NULL, mbX, 0);
         add_case(NAME("t(X)%%*%%X %lldx%d", (long long)(g_n / nc), nc), "mm", mm_tsmm_narrow_braid,

@@ -147,7 +147,25 @@ typedef struct KMmLeaf {
      * about 32 KB of x (from n only) and added up; the same bits on AVX2
      * and AVX-512. NULL in the generic copy. */
     void (*tsmm_mid)(const double *X, int64_t m, int64_t n, int64_t r0, int64_t r1, double *C);
+    /* The same for n > 16 columns by a packed GEMM-like loop (rows in
+     * chunks of tsmm_wide_kc(n), packed into P, which holds
+     * tsmm_wide_scratch(n) doubles, 64-byte aligned): C's upper triangle
+     * is written, each cell one fma chain over the rows [r0, r1) in order
+     * (never restarted; r0 < r1), the same bits on AVX2 and AVX-512; the
+     * cells below the diagonal within its blocks of 4 or 8 hold partial
+     * sums, the others are not touched. NULL in the generic copy. */
+    void (*tsmm_wide)(const double *X, int64_t m, int64_t n, int64_t r0, int64_t r1, double *C, double *P);
 } KMmLeaf;
+
+/* Rows of x per chunk of tsmm_wide: its packed panels, about 512 KB
+ * (half the L2 of the machines measured), stream through the tiles from
+ * L2; from 16 to 256 rows (a multiple of 8). */
+static inline int64_t tsmm_wide_kc(int64_t n)
+{
+    const int64_t kc = 65536 / ((n + 7) / 8 * 8) / 8 * 8;
+    return kc < 16 ? 16 : kc > 256 ? 256 : kc;
+}
+static inline int64_t tsmm_wide_scratch(int64_t n) { return tsmm_wide_kc(n) * ((n + 7) / 8 * 8); }
 extern const KMmLeaf k_mm_leaf_generic, k_mm_leaf_avx2, k_mm_leaf_avx512;
 
 /* ---- mmchain_leaf.c: row blocks of t(X) %*% (w * (X %*% v)) ---- */

@@ -38,6 +38,14 @@ int openblas_get_num_threads(void);
  * computed in parallel, and the least length of one range. */
 #define TSMM_GROUPS 8
 #define TSMM_GROUP_MIN 1024
+/* Columns of t(X) %*% X that the leaf's loops take (docs/DESIGN.md,
+ * "Kernels for narrow shapes"): tsmm_small up to 16, tsmm_mid up to
+ * TSMM_MID_MAX (its 4-row passes waste less of the triangle there than
+ * the packed tiles of 8 x 8), tsmm_wide up to TSMM_WIDE_MAX (past it
+ * dsyrk's rate is as good). By the column count only, so every level
+ * that has the leaves gives the same bits. */
+#define TSMM_MID_MAX 23
+#define TSMM_WIDE_MAX 640
 
 /* OpenBLAS's thread count is asked from OpenBLAS itself (a plain read),
  * not cached here: anything else in the process may set it. */
@@ -1156,14 +1164,27 @@ static void syrk_part(const MB *x, bool left, int64_t r0, int64_t r1, double *c)
  * (left) or columns [r0, r1) into c (written): the leaf's register-
  * blocked loops for t(x)%*%x of up to 16 columns (about 3x dsyrk's rate
  * on such tall-skinny x, which it packs in panels of 2 to 8 columns) and
- * of 17 to 64 (with fma: 1.5-2x with AVX-512, 1.2-1.4x with AVX2), else
- * single-threaded dsyrk. */
-static void tsmm_part(const MB *x, bool left, int64_t r0, int64_t r1, double *c)
+ * of 17 to 23 (with fma), its packed loop from 24 to TSMM_WIDE_MAX
+ * columns (1.3-2x single-threaded dsyrk's rate up to 200 columns; its
+ * scratch from the pool), else single-threaded dsyrk. grouped: a call of
+ * tsmm_dense's fixed row groups (otherwise dsyrk's own threads serve the
+ * wider products). */
+static void tsmm_part(const MB *x, bool left, bool grouped, int64_t r0, int64_t r1, double *c)
 {
     const KMmLeaf *L = k_leaves(k_isa())->mm;
-    if (left && x->cols <= 16 && L->tsmm_small) L->tsmm_small(x->d, x->rows, x->cols, r0, r1, c);
-    else if (left && x->cols <= 64 && L->tsmm_mid) L->tsmm_mid(x->d, x->rows, x->cols, r0, r1, c);
-    else syrk_part(x, left, r0, r1, c);
+    const int64_t n = x->cols;
+    if (left && n <= 16 && L->tsmm_small) { L->tsmm_small(x->d, x->rows, n, r0, r1, c); return; }
+    if (left && n <= TSMM_MID_MAX && L->tsmm_mid) { L->tsmm_mid(x->d, x->rows, n, r0, r1, c); return; }
+    /* single-threaded: in the fixed row groups, or narrow enough */
+    if (left && (grouped || n <= 64) && n <= TSMM_WIDE_MAX && r0 < r1 && L->tsmm_wide) {
+        double *p = br_alloc_scratch((size_t)tsmm_wide_scratch(n) * sizeof(double));
+        if (p) {
+            L->tsmm_wide(x->d, x->rows, n, r0, r1, c, p);
+            br_free_aligned(p);
+            return;
+        }
+    }
+    syrk_part(x, left, r0, r1, c);
 }
 
 /* Dense t(x)%*%x (left) or x%*%t(x) via tsmm_part, then mirrored. When the
@@ -1187,13 +1208,13 @@ static MB *tsmm_dense(const MB *x, bool left, BrErr *e)
         part = br_alloc_aligned((TSMM_GROUPS - 1) * oo * sizeof(double));
     if (!part) {
         blas_threads_for((double)o * (double)o * (double)k / 2);
-        tsmm_part(x, left, 0, k, r->d);
+        tsmm_part(x, left, false, 0, k, r->d);
     } else {
         int T = gemm_team((double)o * (double)o * (double)k / 2, TSMM_GROUPS);
         blas_serial();
         #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
         for (int g = 0; g < TSMM_GROUPS; g++)
-            tsmm_part(x, left, g * k / TSMM_GROUPS, (g + 1) * k / TSMM_GROUPS,
+            tsmm_part(x, left, true, g * k / TSMM_GROUPS, (g + 1) * k / TSMM_GROUPS,
                       g == 0 ? r->d : part + (size_t)(g - 1) * oo);
         int TC = nthreads_for((double)oo * TSMM_GROUPS);
         #pragma omp parallel for num_threads(TC) schedule(static) if (TC > 1)
