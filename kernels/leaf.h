@@ -155,6 +155,16 @@ typedef struct KMmLeaf {
      * cells below the diagonal within its blocks of 4 or 8 hold partial
      * sums, the others are not touched. NULL in the generic copy. */
     void (*tsmm_wide)(const double *X, int64_t m, int64_t n, int64_t r0, int64_t r1, double *C, double *P);
+    /* y[0 .. k) = t(A[r0 .. r1)) %*% x[r0 .. r1) for the dense row-major
+     * A of k columns: each y[j] one fma chain x[r] * A[r, j] over the rows
+     * in order from 0 (r0 < r1). mvec_rows: y[r] = A[r, ] %*% v for the
+     * rows [r0, r1), column j's products fma-chained in lane j % 8 in
+     * column order, the 8 lanes then summed as ((0+4) + (2+6)) + ((1+5) +
+     * (3+7)). Both read A at the read rate where BLAS's gemv kernels for
+     * narrow rows do not, and give the same bits on AVX2 and AVX-512;
+     * NULL in the generic copy. */
+    void (*tvec_rows)(const double *A, const double *x, int64_t k, int64_t r0, int64_t r1, double *y);
+    void (*mvec_rows)(const double *A, const double *v, int64_t k, int64_t r0, int64_t r1, double *y);
 } KMmLeaf;
 
 /* Rows of x per chunk of tsmm_wide: its packed panels, about 512 KB

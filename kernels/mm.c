@@ -257,18 +257,22 @@ static void split_weighted(const int64_t *wgt, int64_t len, int nr, int64_t *bou
 /* ---------------------------------------------------------------------- */
 /* BLAS wrappers (dense x dense)                                          */
 
-/* Matrix-vector products run OpenBLAS single-threaded on ranges of rows,
- * the ranges in parallel on braid's OpenMP threads: an iterative algorithm
+/* Matrix-vector products run single-threaded on ranges of rows, the
+ * ranges in parallel on braid's OpenMP threads: an iterative algorithm
  * alternates them with elementwise kernels, and OpenBLAS's own (pthread)
  * threads spin-waiting next to braid's OpenMP threads on the same cores
  * cost a scheduler time slice per call (milliseconds for a 0.1 ms gemv).
+ * The ranges run the leaf's tvec_rows/mvec_rows (AVX2 and AVX-512: the
+ * read rate, where OpenBLAS's dgemv kernels read rows of 10 to 200
+ * columns at half of it or less), else single-threaded dgemv.
  * A %*% x splits the rows evenly over the threads at multiples of 16 rows
  * (OpenBLAS's kernel takes rows in blocks, and a row's sum order depends
  * on its place in its block: aligned ranges keep it the same for any thread
- * count). t(A) %*% x sums partial vectors of
- * fixed groups of about GEMV_CELLS cells (at least 64 rows) in group
- * order, so the result depends on the shape only, never on the thread
- * count; with more than GEMV_TMAX columns it keeps OpenBLAS's threading. */
+ * count; the leaf's rows do not depend on it). t(A) %*% x sums partial
+ * vectors of fixed groups of about GEMV_CELLS cells (at least 64 rows) in
+ * group order, so the result depends on the shape only, never on the
+ * thread count; with more than GEMV_TMAX columns it keeps OpenBLAS's
+ * threading. */
 #define GEMV_CELLS ((int64_t)1 << 15)
 #define GEMV_TMAX 4096
 
@@ -282,15 +286,18 @@ static int64_t gemv_rows(const double *A, const double *x, double *y, int64_t m,
     int64_t nz = 0;
     int bad = 0;
     const KEwLeaf *L = k_leaves(k_isa())->ew;
+    const KMmLeaf *M = k_leaves(k_isa())->mm;
     blas_serial();
     #pragma omp parallel for num_threads(T) schedule(static, 1) reduction(+ : nz) reduction(| : bad) if (T > 1)
     for (int t = 0; t < T; t++) {
         int64_t r0 = t * m / T / 16 * 16, r1 = t + 1 == T ? m : (t + 1) * m / T / 16 * 16;
-        for (int64_t c0 = r0; c0 < r1; c0 += BLAS_CHUNK) {
-            int rr = (int)BR_MIN(r1 - c0, BLAS_CHUNK);
-            cblas_dgemv(CblasRowMajor, CblasNoTrans, rr, (int)k, 1.0, A + c0 * k, (int)k,
-                        x, 1, 0.0, y + c0, 1);
-        }
+        if (M->mvec_rows) M->mvec_rows(A, x, k, r0, r1, y);
+        else
+            for (int64_t c0 = r0; c0 < r1; c0 += BLAS_CHUNK) {
+                int rr = (int)BR_MIN(r1 - c0, BLAS_CHUNK);
+                cblas_dgemv(CblasRowMajor, CblasNoTrans, rr, (int)k, 1.0, A + c0 * k, (int)k,
+                            x, 1, 0.0, y + c0, 1);
+            }
         nz += L->nz_count_fin(y + r0, r1 - r0, &bad);
     }
     *nonfinite |= bad;
@@ -303,9 +310,14 @@ static int gemv_trows(const double *A, const double *x, double *y, int64_t m, in
 {
     int64_t rows = BR_MAX(64, GEMV_CELLS / BR_MAX(k, 1)), ng = (m + rows - 1) / rows;
     double *part = NULL;
+    const KMmLeaf *M = k_leaves(k_isa())->mm;
     if (ng > 1 && k <= GEMV_TMAX &&
         !(part = br_malloc((size_t)(ng - 1) * (size_t)k * sizeof(double))))
         return -1;
+    if (!part && M->tvec_rows && k <= GEMV_TMAX) {
+        M->tvec_rows(A, x, k, 0, m, y);
+        return 0;
+    }
     if (!part) {
         blas_threads_for((double)m * (double)k);
         for (int64_t r0 = 0; r0 < m; r0 += BLAS_CHUNK) {
@@ -321,8 +333,11 @@ static int gemv_trows(const double *A, const double *x, double *y, int64_t m, in
     #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t g = 0; g < ng; g++) {
         int64_t r0 = g * rows, rr = BR_MIN(rows, m - r0);
-        cblas_dgemv(CblasRowMajor, CblasTrans, (int)rr, (int)k, 1.0, A + r0 * k, (int)k,
-                    x + r0, 1, 0.0, g == 0 ? y : part + (size_t)(g - 1) * (size_t)k, 1);
+        double *out = g == 0 ? y : part + (size_t)(g - 1) * (size_t)k;
+        if (M->tvec_rows) M->tvec_rows(A, x, k, r0, r0 + rr, out);
+        else
+            cblas_dgemv(CblasRowMajor, CblasTrans, (int)rr, (int)k, 1.0, A + r0 * k, (int)k,
+                        x + r0, 1, 0.0, out, 1);
     }
     for (int64_t g = 1; g < ng; g++) {
         const double *p = part + (size_t)(g - 1) * (size_t)k;

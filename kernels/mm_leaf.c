@@ -253,9 +253,11 @@ static void tsmm_small(const double *X, int64_t m, int64_t n, int64_t r0, int64_
 #if defined(__AVX512F__)
 #define MID_W 8
 #define MID_FMA(a, b, c) _mm512_fmadd_pd(_mm512_set1_pd(a), b, c)
+#define MID_FMA_V(a, b, c) _mm512_fmadd_pd(a, b, c)
 #else
 #define MID_W 4
 #define MID_FMA(a, b, c) _mm256_fmadd_pd(_mm256_set1_pd(a), b, c)
+#define MID_FMA_V(a, b, c) _mm256_fmadd_pd(a, b, c)
 #endif
 typedef double vmid __attribute__((vector_size(MID_W * 8)));
 typedef double vmidu __attribute__((vector_size(MID_W * 8), aligned(8)));
@@ -445,6 +447,115 @@ static void tsmm_wide(const double *X, int64_t m, int64_t n, int64_t r0, int64_t
         wide_chunk(P, R, n, C, c0 == r0, (const char *)(X + (c0 + R) * n), next * n * (int64_t)sizeof(double));
     }
 }
+
+/* Matrix-vector products of a dense row-major A at the read rate
+ * (leaf.h: tvec_rows, mvec_rows). Vectors of the level's width with the
+ * lanes past the row's k columns loaded as zeros (masked), so that each
+ * cell's fma chain is the same on AVX2 and AVX-512. */
+#if defined(__AVX512F__)
+static inline vmid vload_n(const double *p, int64_t n)
+{
+    return (vmid)_mm512_maskz_loadu_pd((__mmask8)((1u << n) - 1), p);
+}
+#define TV_Q 16
+#else
+static inline vmid vload_n(const double *p, int64_t n)
+{
+    const __m256i lanes = _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3));
+    return (vmid)_mm256_maskload_pd(p, lanes);
+}
+#define TV_Q 12
+#endif
+
+/* y[j0 .. j0 + Q*MID_W) (the columns below k) over the rows [r0, r1):
+ * Q vectors (a literal; the last one masked at k) of fma chains. */
+static inline __attribute__((always_inline)) void
+tvec_tile(const double *A, const double *x, int64_t k, int64_t r0, int64_t r1, int64_t j0, int Q, double *y)
+{
+    vmid t[TV_Q];
+    const int64_t last = BR_MIN(MID_W, k - j0 - (Q - 1) * MID_W);
+#pragma GCC unroll 16
+    for (int q = 0; q < Q; q++) t[q] = (vmid){0};
+    for (int64_t r = r0; r < r1; r++) {
+        const double *a = A + r * k + j0;
+        const double xr = x[r];
+#pragma GCC unroll 16
+        for (int q = 0; q < Q - 1; q++) t[q] = MID_FMA(xr, *(const vmidu *)(a + q * MID_W), t[q]);
+        const vmid b = last == MID_W ? *(const vmidu *)(a + (Q - 1) * MID_W) : vload_n(a + (Q - 1) * MID_W, last);
+        t[Q - 1] = MID_FMA(xr, b, t[Q - 1]);
+    }
+#pragma GCC unroll 16
+    for (int q = 0; q < Q - 1; q++) *(vmidu *)(y + j0 + q * MID_W) = t[q];
+    for (int64_t l = 0; l < last; l++) y[j0 + (Q - 1) * MID_W + l] = t[Q - 1][l];
+}
+
+/* KMmLeaf.tvec_rows: up to TV_Q vectors in registers, in one pass over
+ * the rows; wider, every row's vectors fma'd into y in memory (L1), row
+ * by row (the same chains: two passes over column tiles read the rows
+ * at half the read rate). */
+static void tvec_rows(const double *A, const double *x, int64_t k, int64_t r0, int64_t r1, double *y)
+{
+    const int64_t nv = (k + MID_W - 1) / MID_W;
+    switch (nv) {
+#define TV_CASE(Q) case Q: tvec_tile(A, x, k, r0, r1, 0, Q, y); return;
+    TV_CASE(1) TV_CASE(2) TV_CASE(3) TV_CASE(4) TV_CASE(5) TV_CASE(6) TV_CASE(7) TV_CASE(8)
+    TV_CASE(9) TV_CASE(10) TV_CASE(11) TV_CASE(12)
+#if TV_Q > 12
+    TV_CASE(13) TV_CASE(14) TV_CASE(15) TV_CASE(16)
+#endif
+#undef TV_CASE
+    default: break;
+    }
+    const int64_t full = k / MID_W * MID_W;
+    memset(y, 0, (size_t)k * sizeof(double));
+    for (int64_t r = r0; r < r1; r++) {
+        const double *a = A + r * k;
+        const double xr = x[r];
+        for (int64_t j = 0; j < full; j += MID_W)
+            *(vmidu *)(y + j) = MID_FMA(xr, *(const vmidu *)(a + j), *(const vmidu *)(y + j));
+        for (int64_t j = full; j < k; j++) y[j] = fma(xr, a[j], y[j]);
+    }
+}
+
+/* The 8 lanes of a row's dot product (column j in lane j % 8: one
+ * AVX-512 vector, two AVX2 ones) summed as ((0+4) + (2+6)) + ((1+5) +
+ * (3+7)). */
+#if defined(__AVX512F__)
+static inline double lanes8(const vmid *t)
+{
+    const __m256d s4 = _mm256_add_pd(_mm512_castpd512_pd256((__m512d)t[0]),
+                                     _mm512_extractf64x4_pd((__m512d)t[0], 1));
+#else
+static inline double lanes8(const vmid *t)
+{
+    const __m256d s4 = _mm256_add_pd((__m256d)t[0], (__m256d)t[1]);
+#endif
+    const __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd(s4, 1));
+    return _mm_cvtsd_f64(s2) + _mm_cvtsd_f64(_mm_unpackhi_pd(s2, s2));
+}
+
+/* KMmLeaf.mvec_rows: row by row (interleaving four rows' streams read
+ * them at a third of the read rate on the machine measured). */
+static void mvec_rows(const double *A, const double *v, int64_t k, int64_t r0, int64_t r1, double *y)
+{
+    enum { H = 8 / MID_W };   /* vectors per 8 lanes: 1 (AVX-512) or 2 (AVX2) */
+    const int64_t full = k / 8 * 8, tail = k - full;
+    for (int64_t r = r0; r < r1; r++) {
+        vmid t[H];
+#pragma GCC unroll 2
+        for (int h = 0; h < H; h++) t[h] = (vmid){0};
+        const double *a = A + r * k;
+        for (int64_t j = 0; j < full; j += 8)
+#pragma GCC unroll 2
+            for (int h = 0; h < H; h++)
+                t[h] = MID_FMA_V(*(const vmidu *)(a + j + h * MID_W), *(const vmidu *)(v + j + h * MID_W), t[h]);
+        for (int h = 0; h < H && tail; h++) {
+            const int64_t n = BR_MAX(0, BR_MIN(MID_W, tail - h * MID_W));
+            if (n) t[h] = MID_FMA_V(vload_n(a + full + h * MID_W, n), vload_n(v + full + h * MID_W, n), t[h]);
+        }
+        y[r] = lanes8(t);
+    }
+}
 #endif
 
 const KMmLeaf K_LEAF(k_mm_leaf) = {
@@ -456,5 +567,7 @@ const KMmLeaf K_LEAF(k_mm_leaf) = {
     .tsmm_small = tsmm_small,
     .tsmm_mid = tsmm_mid,
     .tsmm_wide = tsmm_wide,
+    .tvec_rows = tvec_rows,
+    .mvec_rows = mvec_rows,
 #endif
 };

@@ -472,6 +472,97 @@ static void test_tsmm_small(void)
     }
 }
 
+/* The matrix-vector leaves (tvec_rows: t(A) %*% x, mvec_rows: A %*% v)
+ * over row ranges of exactly sized buffers (masked loads of the last
+ * lanes: ASan), against exact sums of small integers; the same bits on
+ * every level that has them over random doubles; through k_matmul and
+ * k_matmul_tl the same bits on 1 and 2 threads, NaN and Inf included. */
+static void test_gemv_leaves(void)
+{
+    static const int64_t ks[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 33, 47, 48, 49, 63, 64,
+                                 65, 96, 100, 127, 128, 129, 130, 200, 257};
+    for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+        const int64_t k = ks[ki], m = 9;
+        double *a = malloc((size_t)(m * k) * sizeof(double)), *x = malloc((size_t)m * sizeof(double));
+        double *v = malloc((size_t)k * sizeof(double)), *y = malloc((size_t)k * sizeof(double));
+        double *z = malloc((size_t)m * sizeof(double)), *first_y = NULL, *first_z = NULL;
+        for (int data = 0; data < 2; data++) {
+            rng = 77 + (uint64_t)k;
+            for (int64_t q = 0; q < m * k; q++) a[q] = data ? urand() - 0.5 : (double)((q * 7) % 11) - 5;
+            for (int64_t q = 0; q < m; q++) x[q] = data ? urand() - 0.5 : (double)(q % 5) - 2;
+            for (int64_t q = 0; q < k; q++) v[q] = data ? urand() - 0.5 : (double)(q % 7) - 3;
+            for (int isa = K_ISA_AVX2; isa <= (int)k_isa_cpu(); isa++) {
+                const KMmLeaf *L = k_leaves((KIsa)isa)->mm;
+                T_CHECK(L->tvec_rows && L->mvec_rows, "gemv leaves present at %s", k_isa_name((KIsa)isa));
+                if (!L->tvec_rows || !L->mvec_rows) continue;
+                for (int64_t r0 = 0; r0 < m; r0++) {
+                    L->tvec_rows(a, x, k, r0, m, y);
+                    for (int64_t q = 0; q < m; q++) z[q] = NAN;
+                    L->mvec_rows(a, v, k, r0, m, z);
+                    bool ok = true, okz = true;
+                    for (int64_t j = 0; j < k && !data; j++) {
+                        double want = 0;
+                        for (int64_t r = r0; r < m; r++) want += x[r] * a[r * k + j];
+                        ok &= y[j] == want;
+                    }
+                    for (int64_t r = 0; r < m; r++) {
+                        double want = 0;
+                        for (int64_t j = 0; j < k; j++) want += a[r * k + j] * v[j];
+                        okz &= r < r0 ? isnan(z[r]) : data ? fabs(z[r] - want) <= 1e-12 * k : z[r] == want;
+                    }
+                    T_CHECK(ok, "tvec_rows %s k %lld rows %lld..%lld", k_isa_name((KIsa)isa), (long long)k,
+                            (long long)r0, (long long)m);
+                    T_CHECK(okz, "mvec_rows %s k %lld rows %lld..%lld", k_isa_name((KIsa)isa), (long long)k,
+                            (long long)r0, (long long)m);
+                }
+                if (!data) continue;
+                if (!first_y) {
+                    first_y = malloc((size_t)k * sizeof(double));
+                    first_z = malloc((size_t)m * sizeof(double));
+                    memcpy(first_y, y, (size_t)k * sizeof(double));
+                    memcpy(first_z, z, (size_t)m * sizeof(double));
+                    continue;
+                }
+                T_CHECK(!memcmp(first_y, y, (size_t)k * sizeof(double)) && !memcmp(first_z, z, (size_t)m * sizeof(double)),
+                        "gemv leaves k %lld: %s gives other bits", (long long)k, k_isa_name((KIsa)isa));
+            }
+        }
+        free(a); free(x); free(v); free(y); free(z); free(first_y); free(first_z);
+    }
+    /* through the products: row groups and thread ranges */
+    KIsa isa0 = k_isa();
+    static const int64_t shapes[][2] = {{100000, 3}, {20000, 100}, {3000, 200}, {700, 1000}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        const int64_t m = shapes[s][0], k = shapes[s][1];
+        MB *a = gen(m, k, 1.0, false, 600 + s), *x = gen(m, 1, 1.0, false, 610 + s), *v = gen(k, 1, 1.0, false, 620 + s);
+        a->d[(m / 3) * k + k / 2] = NAN;
+        a->d[(m / 2) * k + k - 1] = INFINITY;
+        mb_recount_nnz(a);
+        MB *rt = ref_mm(a, true, x), *rv = ref_mm(a, false, v), *first[2] = {NULL, NULL};
+        for (int isa = K_ISA_AVX2; isa <= (int)k_isa_cpu(); isa++)
+            for (int th = 1; th <= 2; th++) {
+                k_isa_set((KIsa)isa);
+                br_set_threads(th);
+                BrErr e = {0};
+                MB *r[2] = {k_matmul_tl(a, x, &e), k_matmul(a, v, &e)};
+                for (int w = 0; w < 2; w++) {
+                    T_CHECK(r[w] && valid(r[w]), "gemv %lldx%lld %d: %s", (long long)m, (long long)k, w, e.msg);
+                    if (!r[w]) continue;
+                    T_MB_EQ(r[w], w ? rv : rt, 1e-12, "gemv %lldx%lld %s th %d %s", (long long)m, (long long)k,
+                            k_isa_name((KIsa)isa), th, w ? "X %*% v" : "t(X) %*% y");
+                    if (!first[w]) { first[w] = r[w]; continue; }
+                    T_CHECK(mb_equal(r[w], first[w], 0), "gemv %lldx%lld %s th %d %s: other bits", (long long)m,
+                            (long long)k, k_isa_name((KIsa)isa), th, w ? "X %*% v" : "t(X) %*% y");
+                    mb_release(r[w]);
+                }
+            }
+        k_isa_set(isa0);
+        br_set_threads(2);
+        mb_release(first[0]); mb_release(first[1]); mb_release(rt); mb_release(rv);
+        mb_release(a); mb_release(x); mb_release(v);
+    }
+}
+
 static void test_tsmm(void)
 {
     static const int64_t shapes[][2] = {
@@ -1126,6 +1217,7 @@ int main(void)
     test_lowk();
     test_tsmm();
     test_tsmm_small();
+    test_gemv_leaves();
     test_mmchain();
     test_mmchain_blocks();
     test_mmchain_nonfinite();
