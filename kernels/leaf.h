@@ -152,8 +152,9 @@ typedef struct KMmLeaf {
      * tsmm_wide_scratch(n) doubles, 64-byte aligned): C's upper triangle
      * is written, each cell one fma chain over the rows [r0, r1) in order
      * (never restarted; r0 < r1), the same bits on AVX2 and AVX-512; the
-     * cells below the diagonal within its blocks of 4 or 8 hold partial
-     * sums, the others are not touched. NULL in the generic copy. */
+     * cells below the diagonal inside the diagonal blocks of 4 or 8 are
+     * written too, the other cells below it are not touched. NULL in the
+     * generic copy. */
     void (*tsmm_wide)(const double *X, int64_t m, int64_t n, int64_t r0, int64_t r1, double *C, double *P);
     /* y[0 .. k) = t(A[r0 .. r1)) %*% x[r0 .. r1) for the dense row-major
      * A of k columns: each y[j] one fma chain x[r] * A[r, j] over the rows
