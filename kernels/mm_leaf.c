@@ -336,20 +336,15 @@ static void tsmm_mid(const double *X, int64_t m, int64_t n, int64_t r0, int64_t 
  * loop: the rows of x come in chunks of kc (tsmm_wide_kc), each packed
  * into panels of MID_W columns (kc x MID_W doubles each, zeros past n;
  * the panels are what the register tiles stream), and every tile of the
- * upper block triangle, WIDE_MR output rows by up to WIDE_Q panels (24
- * accumulators with AVX-512, 12 with AVX2), runs its fma chains over the
- * chunk's rows from C's sums of the chunks before (zeros at the first
- * chunk). Each cell is one fma chain over its rows in order, whatever the
+ * upper block triangle, one panel's MID_W output rows by up to WIDE_Q
+ * panels (24 accumulators with AVX-512, 12 with AVX2), runs its fma
+ * chains over the chunk's rows from C's sums of the chunks before (zeros
+ * at the first chunk). Each cell is one fma chain over its rows in order, whatever the
  * chunk, tile or vector width, so AVX2 and AVX-512 give the same bits.
  * The next chunk's rows are prefetched into L2 one line a row step,
  * spread over the chunk's tiles, so that reading x from memory overlaps
  * the multiply-adds (without it packing waited on memory: a quarter of
  * the time at 100 columns). */
-#if defined(__AVX512F__)
-#define WIDE_MR 8
-#else
-#define WIDE_MR 4
-#endif
 #define WIDE_Q 3
 
 /* Rows [0, R) of x (stride n) into the panels of P (NP of them, panel p
@@ -369,7 +364,8 @@ static void wide_pack(const double *X, int64_t n, int64_t R, int64_t NP, double 
             }
 }
 
-/* Output rows a0 .. a0+WIDE_MR-1 (those below n) by the panels q0 ..
+/* Output rows a0 .. a0+MID_W-1 (a0 a panel's first column; the rows
+ * below n) by the panels q0 ..
  * q0+Q-1 (Q a literal) of C (stride n, the lanes past n kept out), over
  * the chunk's R packed rows; the chains start from C's cells unless
  * `first`. One line of pf prefetched per row step while r < npf. */
@@ -377,10 +373,10 @@ static inline __attribute__((always_inline)) void
 wide_tile(const double *P, int64_t R, int64_t n, int64_t a0, int64_t q0, int Q, double *C, bool first,
           const char *pf, int64_t npf)
 {
-    vmid t[WIDE_MR][WIDE_Q];
-    const int64_t rows = BR_MIN(WIDE_MR, n - a0), lanes = BR_MIN(MID_W, n - (q0 + Q - 1) * MID_W);
+    vmid t[MID_W][WIDE_Q];
+    const int64_t rows = BR_MIN(MID_W, n - a0), lanes = BR_MIN(MID_W, n - (q0 + Q - 1) * MID_W);
 #pragma GCC unroll 8
-    for (int a = 0; a < WIDE_MR; a++)
+    for (int a = 0; a < MID_W; a++)
 #pragma GCC unroll 4
         for (int q = 0; q < Q; q++) {
             t[a][q] = (vmid){0};
@@ -390,8 +386,7 @@ wide_tile(const double *P, int64_t R, int64_t n, int64_t a0, int64_t q0, int Q, 
             else
                 for (int64_t l = 0; l < lanes; l++) t[a][q][l] = c[l];
         }
-    /* the A panel holds the tile's rows at lanes a0 % MID_W .. */
-    const double *A = P + a0 / MID_W * R * MID_W + a0 % MID_W;
+    const double *A = P + a0 * R;   /* the panel of the tile's rows */
     const double *B = P + q0 * R * MID_W;
     for (int64_t r = 0; r < R; r++) {
         if (r < npf) __builtin_prefetch(pf + r * 64, 0, 2);
@@ -399,7 +394,7 @@ wide_tile(const double *P, int64_t R, int64_t n, int64_t a0, int64_t q0, int Q, 
 #pragma GCC unroll 4
         for (int q = 0; q < Q; q++) b[q] = *(const vmid *)(B + (q * R + r) * MID_W);
 #pragma GCC unroll 8
-        for (int a = 0; a < WIDE_MR; a++)
+        for (int a = 0; a < MID_W; a++)
 #pragma GCC unroll 4
             for (int q = 0; q < Q; q++) t[a][q] = MID_FMA(A[r * MID_W + a], b[q], t[a][q]);
     }
@@ -419,11 +414,12 @@ static void wide_chunk(const double *P, int64_t R, int64_t n, double *C, bool fi
 {
     const int64_t NP = (n + MID_W - 1) / MID_W;
     int64_t tiles = 0;
-    for (int64_t a0 = 0; a0 < n; a0 += WIDE_MR) tiles += (NP - a0 / MID_W + WIDE_Q - 1) / WIDE_Q;
+    for (int64_t pa = 0; pa < NP; pa++) tiles += (NP - pa + WIDE_Q - 1) / WIDE_Q;
     const int64_t lines = (nbytes + 63) / 64, per = (lines + tiles - 1) / tiles;
     int64_t done = 0;
-    for (int64_t a0 = 0; a0 < n; a0 += WIDE_MR)
-        for (int64_t q0 = a0 / MID_W; q0 < NP; q0 += WIDE_Q) {
+    for (int64_t pa = 0; pa < NP; pa++)
+        for (int64_t q0 = pa; q0 < NP; q0 += WIDE_Q) {
+            const int64_t a0 = pa * MID_W;
             const int64_t npf = BR_MAX(0, BR_MIN(per, lines - done));
             const char *pf = nx + done * 64;
             done += npf;
@@ -467,17 +463,17 @@ static inline vmid vload_n(const double *p, int64_t n)
 #define TV_Q 12
 #endif
 
-/* y[j0 .. j0 + Q*MID_W) (the columns below k) over the rows [r0, r1):
- * Q vectors (a literal; the last one masked at k) of fma chains. */
+/* y[0 .. k) over the rows [r0, r1) for k of Q vectors (a literal; the
+ * last one masked at k): fma chains in registers. */
 static inline __attribute__((always_inline)) void
-tvec_tile(const double *A, const double *x, int64_t k, int64_t r0, int64_t r1, int64_t j0, int Q, double *y)
+tvec_tile(const double *A, const double *x, int64_t k, int64_t r0, int64_t r1, int Q, double *y)
 {
     vmid t[TV_Q];
-    const int64_t last = BR_MIN(MID_W, k - j0 - (Q - 1) * MID_W);
+    const int64_t last = k - (Q - 1) * MID_W;
 #pragma GCC unroll 16
     for (int q = 0; q < Q; q++) t[q] = (vmid){0};
     for (int64_t r = r0; r < r1; r++) {
-        const double *a = A + r * k + j0;
+        const double *a = A + r * k;
         const double xr = x[r];
 #pragma GCC unroll 16
         for (int q = 0; q < Q - 1; q++) t[q] = MID_FMA(xr, *(const vmidu *)(a + q * MID_W), t[q]);
@@ -485,8 +481,8 @@ tvec_tile(const double *A, const double *x, int64_t k, int64_t r0, int64_t r1, i
         t[Q - 1] = MID_FMA(xr, b, t[Q - 1]);
     }
 #pragma GCC unroll 16
-    for (int q = 0; q < Q - 1; q++) *(vmidu *)(y + j0 + q * MID_W) = t[q];
-    for (int64_t l = 0; l < last; l++) y[j0 + (Q - 1) * MID_W + l] = t[Q - 1][l];
+    for (int q = 0; q < Q - 1; q++) *(vmidu *)(y + q * MID_W) = t[q];
+    for (int64_t l = 0; l < last; l++) y[(Q - 1) * MID_W + l] = t[Q - 1][l];
 }
 
 /* KMmLeaf.tvec_rows: up to TV_Q vectors in registers, in one pass over
@@ -497,7 +493,7 @@ static void tvec_rows(const double *A, const double *x, int64_t k, int64_t r0, i
 {
     const int64_t nv = (k + MID_W - 1) / MID_W;
     switch (nv) {
-#define TV_CASE(Q) case Q: tvec_tile(A, x, k, r0, r1, 0, Q, y); return;
+#define TV_CASE(Q) case Q: tvec_tile(A, x, k, r0, r1, Q, y); return;
     TV_CASE(1) TV_CASE(2) TV_CASE(3) TV_CASE(4) TV_CASE(5) TV_CASE(6) TV_CASE(7) TV_CASE(8)
     TV_CASE(9) TV_CASE(10) TV_CASE(11) TV_CASE(12)
 #if TV_Q > 12
