@@ -120,7 +120,8 @@ int main(void)
     gpu_configure(GPU_FORCE, -1, 0);
     BrErr e = {0};
     if (gpu_init(&e)) { fprintf(stderr, "bench_stitch: %s\n", e.msg); return 1; }
-    printf("device: %s (%d compute units)\n", gpu_info()->name, gpu_info()->compute_units);
+    printf("device: %s (%d compute units); warp shuffles in the trees: %s\n", gpu_info()->name,
+           gpu_info()->compute_units, (const char *[]){"no", "yes", "emulated"}[gpu_info()->warp_shfl]);
     if (!gpu_info()->is_cpu) batch = 20;
     printf("runs per timed batch: %d; times per run, device work to the end (clFinish), X on the device\n", batch);
     StitchRegion ln, sm;

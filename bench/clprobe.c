@@ -11,26 +11,8 @@
  * pattern of an allocator without a cache), and a copy and a read-only
  * kernel's bytes per second (best of 9). Results: bench/results/gpu-*.txt. */
 #define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-#define CK(x)                                                                    \
-    do {                                                                         \
-        cl_int rc_ = (x);                                                        \
-        if (rc_ != CL_SUCCESS) {                                                 \
-            fprintf(stderr, "clprobe: %s failed (%d), line %d\n", #x, rc_, __LINE__); \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
+#define CL_BENCH_NAME "clprobe"
+#include "clbench.h"
 
 static const char *src =
     "__kernel void nop(__global double *a) { if (get_global_id(0) == 0x7fffffff) a[0] = 1; }\n"

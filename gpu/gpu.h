@@ -117,6 +117,12 @@ typedef struct GpuInfo {
     size_t local_mem;          /* bytes of local memory per work-group */
     size_t sub_group;          /* sub-group (warp) width, 0 if unknown */
     bool has_subgroups;        /* cl_khr_subgroups or OpenCL >= 2.1 */
+    int warp_shfl;             /* generated programs built with ST_NV
+                                  (gpu_int.h GPU_CL_SHFL): 1 warp shuffles
+                                  by inline PTX (BRAID_GPU_SHFL=1 on an
+                                  NVIDIA device whose probe kernel gave
+                                  the butterfly's sums), 2 emulated
+                                  (BRAID_GPU_SHFL=emu, tests), 0 none */
     double global_mem;         /* bytes */
     size_t max_alloc;          /* bytes of the largest buffer */
 } GpuInfo;

@@ -53,6 +53,38 @@ extern GpuStats gpu_st;
     "    }\n"                                                                                              \
     "    return 0.0;\n"                                                                                    \
     "}\n"
+/* OpenCL C: ST_SHFL(v, w), the value of lane l ^ w of the warp (a
+ * butterfly step), where the program is built with ST_NV (ocl.c
+ * gpu_build's options, GpuInfo.warp_shfl): on NVIDIA's driver by inline
+ * PTX (shfl.sync.bfly, the double's two halves), which OpenCL C 1.2 has
+ * no function for; with ST_SHFL_EMU too (BRAID_GPU_SHFL=emu, for the
+ * tests on other devices) through the work-group's scratch array sh and
+ * two barriers, so every work-item must reach it, as it reaches the
+ * trees. A work-group's warps are runs of 32 consecutive local ids. */
+#define GPU_CL_SHFL                                                                                         \
+    "#ifdef ST_NV\n"                                                                                         \
+    "#ifdef ST_SHFL_EMU\n"                                                                                   \
+    "#define ST_SHFL(v, w) st_shfl_emu(sh, l, v, w)\n"                                                       \
+    "static inline double st_shfl_emu(__local double *sh, int l, double v, int w)\n"                         \
+    "{\n"                                                                                                    \
+    "    sh[l] = v;\n"                                                                                       \
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"                                                                    \
+    "    const double o = sh[l ^ w];\n"                                                                      \
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"                                                                    \
+    "    return o;\n"                                                                                        \
+    "}\n"                                                                                                    \
+    "#else\n"                                                                                                \
+    "#define ST_SHFL(v, w) st_shfl(v, w)\n"                                                                  \
+    "static inline double st_shfl(double v, int w)\n"                                                       \
+    "{\n"                                                                                                    \
+    "    const uint2 h = as_uint2(v);\n"                                                                     \
+    "    uint lo, hi;\n"                                                                                     \
+    "    asm volatile(\"shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;\" : \"=r\"(lo) : \"r\"(h.x), \"r\"(w));\n" \
+    "    asm volatile(\"shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;\" : \"=r\"(hi) : \"r\"(h.y), \"r\"(w));\n" \
+    "    return as_double((uint2)(lo, hi));\n"                                                               \
+    "}\n"                                                                                                    \
+    "#endif\n"                                                                                               \
+    "#endif\n"
 /* The cells of one row a work-item of the cell by cell fixed kernels
  * (ew_unary, ew_binary, ew_ifelse, slice) takes where an operand is CSR
  * (clsrc.c SEG, CUR, CV: one binary search per segment, then a cursor) */

@@ -117,6 +117,8 @@ static void read_info(cl_device_id d, GpuInfo *gi)
     if (gi->max_wg == 0) gi->max_wg = 1;
 }
 
+static void probe_shfl(const char *vendor);
+
 static int build_all(BrErr *e)
 {
     cl_int rc;
@@ -136,6 +138,9 @@ static int build_all(BrErr *e)
     gpu_ctx.prog = gpu_build(src, e);
     free(src);
     if (!gpu_ctx.prog) return -1;
+    char vendor[256] = {0};
+    clGetDeviceInfo(dev, CL_DEVICE_VENDOR, sizeof vendor - 1, vendor, NULL);
+    probe_shfl(vendor);
     for (int k = 0; k < K_COUNT; k++) {
         gpu_ctx.k[k] = clCreateKernel(gpu_ctx.prog, kernel_names[k], &rc);
         if (rc != CL_SUCCESS) return gpu_clerr(e, rc, kernel_names[k]);
@@ -158,13 +163,16 @@ double gpu_build_seconds(void)
     return n ? (double)ns / 1e9 / (double)n : 0.05;
 }
 
-cl_program gpu_build(const char *src, BrErr *e)
+/* the generated programs' build options: warp shuffles where probed */
+static const char *g_opts = "-cl-std=CL1.2";
+
+static cl_program build_opts(const char *src, const char *opts, BrErr *e)
 {
     cl_int rc;
     cl_program p = clCreateProgramWithSource(gpu_ctx.ctx, 1, &src, NULL, &rc);
     if (rc != CL_SUCCESS) { gpu_clerr(e, rc, "clCreateProgramWithSource"); return NULL; }
     int64_t t0 = br_now_ns();
-    rc = clBuildProgram(p, 1, &gpu_ctx.dev, "-cl-std=CL1.2", NULL, NULL);
+    rc = clBuildProgram(p, 1, &gpu_ctx.dev, opts, NULL, NULL);
     if (__atomic_load_n(&g_state, __ATOMIC_RELAXED) == 1) {
         __atomic_add_fetch(&g_build_ns, br_now_ns() - t0, __ATOMIC_RELAXED);
         __atomic_add_fetch(&g_builds, 1, __ATOMIC_RELAXED);
@@ -177,6 +185,52 @@ cl_program gpu_build(const char *src, BrErr *e)
         return NULL;
     }
     return p;
+}
+
+cl_program gpu_build(const char *src, BrErr *e) { return build_opts(src, g_opts, e); }
+
+/* Warp shuffles (GPU_CL_SHFL) in the stitched trees, BRAID_GPU_SHFL=1:
+ * on an NVIDIA device, where a probe kernel of two warps runs the
+ * butterfly over lane values and gives each lane its warp's sum (an
+ * inline-PTX program the driver refuses, or a wrong answer, leaves the
+ * trees in local memory); =emu: the emulation on any device (tests).
+ * Off by default until timed on a GPU (docs/gpu.md, "Warp shuffles"). */
+static void probe_shfl(const char *vendor)
+{
+    const char *v = getenv("BRAID_GPU_SHFL");
+    if (!v || !strcmp(v, "0")) return;
+    if (!strcmp(v, "emu")) {
+        gpu_ctx.info.warp_shfl = 2;
+        g_opts = "-cl-std=CL1.2 -DST_NV=1 -DST_SHFL_EMU=1";
+        return;
+    }
+    if (!strstr(vendor, "NVIDIA") || gpu_ctx.info.is_cpu || gpu_ctx.info.max_wg < 64) return;
+    static const char src[] = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" GPU_CL_SHFL
+                              "__kernel void shfl_probe(__global double *o)\n{\n"
+                              "    const int l = get_local_id(0);\n    double v = 0.5 * (l + 1);\n"
+                              "    for (int w = 16; w > 0; w /= 2) {\n"
+                              "        const double p = ST_SHFL(v, w);\n        v = (l & w) ? p + v : v + p;\n    }\n"
+                              "    o[get_global_id(0)] = v;\n}\n";
+    BrErr e = {0};
+    cl_program p = build_opts(src, "-cl-std=CL1.2 -DST_NV=1", &e);
+    if (!p) return;
+    cl_int rc;
+    cl_kernel k = clCreateKernel(p, "shfl_probe", &rc);
+    cl_mem o = rc == CL_SUCCESS ? clCreateBuffer(gpu_ctx.ctx, CL_MEM_WRITE_ONLY, 64 * sizeof(double), NULL, &rc) : NULL;
+    double r[64] = {0};
+    size_t g = 64, lsz = 64;
+    if (rc == CL_SUCCESS) rc = clSetKernelArg(k, 0, sizeof o, &o);
+    if (rc == CL_SUCCESS) rc = clEnqueueNDRangeKernel(gpu_ctx.q, k, 1, NULL, &g, &lsz, 0, NULL, NULL);
+    if (rc == CL_SUCCESS) rc = clEnqueueReadBuffer(gpu_ctx.q, o, CL_TRUE, 0, sizeof r, r, 0, NULL, NULL);
+    bool ok = rc == CL_SUCCESS;
+    for (int i = 0; i < 64 && ok; i++) ok = r[i] == (i < 32 ? 264.0 : 776.0);   /* 0.5 * (1 + ... + 32), (33 .. 64) */
+    if (o) clReleaseMemObject(o);
+    if (k) clReleaseKernel(k);
+    clReleaseProgram(p);
+    if (ok) {
+        gpu_ctx.info.warp_shfl = 1;
+        g_opts = "-cl-std=CL1.2 -DST_NV=1";
+    }
 }
 
 /* At exit, the queue's commands finish first: PoCL compiles a kernel's

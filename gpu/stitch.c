@@ -387,12 +387,33 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass, boo
             if (!strcmp(comb, "st_add"))
                 sb_printf(b, "#ifdef ST_SG\n        if (LS > 1 && LS == (int)get_sub_group_size()) v%d = sub_group_reduce_add(a%d);\n"
                              "        else\n#endif\n", i, i);
-            sb_puts(b, "        if (LS > 1) {\n");
+            /* ST_NV (warp shuffles, gpu.h warp_shfl): the tree's steps
+             * across warps (w >= 32) in local memory, the rest by
+             * butterflies in registers, then (LS > 32) lane 0's value to
+             * the segment's lanes; each pair of lanes combines (lower
+             * lane's value, upper's) as the tree does, so lane l ends
+             * with the tree's value at l mod w: the same bits */
+            sb_puts(b, "        if (LS > 1) {\n#ifdef ST_NV\n");
+            sb_printf(b, "            if (LS > 32) {\n"
+                         "                sh[l] = a%d;\n                barrier(CLK_LOCAL_MEM_FENCE);\n"
+                         "                for (int w = LS / 2; w >= 32; w /= 2) {\n"
+                         "                    if (lane < w) sh[l] = %s(sh[l], sh[l + w]);\n"
+                         "                    barrier(CLK_LOCAL_MEM_FENCE);\n                }\n"
+                         "                v%d = sh[l];\n            }\n", i, comb, i);
+            sb_printf(b, "            for (int w = (LS > 32 ? 32 : LS) / 2; w > 0; w /= 2) {\n"
+                         "                const double o = ST_SHFL(v%d, w);\n"
+                         "                v%d = (lane & w) ? %s(o, v%d) : %s(v%d, o);\n            }\n",
+                      i, i, comb, i, comb, i);
+            sb_printf(b, "            if (LS > 32) {\n"
+                         "                if (lane == 0) sh[slot * LS] = v%d;\n"
+                         "                barrier(CLK_LOCAL_MEM_FENCE);\n"
+                         "                v%d = sh[slot * LS];\n                barrier(CLK_LOCAL_MEM_FENCE);\n"
+                         "            }\n#else\n", i, i);
             sb_printf(b, "            sh[l] = a%d;\n            barrier(CLK_LOCAL_MEM_FENCE);\n", i);
             sb_printf(b, "            for (int w = LS / 2; w > 0; w /= 2) {\n"
                          "                if (lane < w) sh[l] = %s(sh[l], sh[l + w]);\n"
                          "                barrier(CLK_LOCAL_MEM_FENCE);\n            }\n", comb);
-            sb_printf(b, "            v%d = sh[slot * LS];\n            barrier(CLK_LOCAL_MEM_FENCE);\n        }\n", i);
+            sb_printf(b, "            v%d = sh[slot * LS];\n            barrier(CLK_LOCAL_MEM_FENCE);\n#endif\n        }\n", i);
             if (r->nodes[i].op == OP_MEAN) sb_printf(b, "        v%d /= (double)len;\n", i);
             if (only_pass >= 0) sb_printf(b, "        if (act && lane == 0) segv[%d * nseg + seg] = v%d;\n", rid[i], i);
             have[i] = true;
@@ -408,7 +429,8 @@ static const char st_helpers[] =
     "#if defined(cl_khr_subgroups) || defined(__opencl_c_subgroups)\n"
     "#ifdef cl_khr_subgroups\n#pragma OPENCL EXTENSION cl_khr_subgroups : enable\n#endif\n"
     "#define ST_SG 1\n"
-    "#endif\n";
+    "#endif\n"
+    GPU_CL_SHFL;
 
 /* cache X in registers when every lane's share of a segment fits */
 static bool use_cache(const StitchRegion *r, int64_t len, int LS, StitchScheme s)
