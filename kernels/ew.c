@@ -271,6 +271,27 @@ static const double *dview(const Opnd *o, int64_t i, int64_t j0, int64_t w,
     return buf;
 }
 
+/* Rows of at most NARROW cells go to tasks of several whole rows, run
+ * row by row inside the task, a column vector against a dense matrix in
+ * one leaf call for all of them (a task per row made a 2e6 x 5 division
+ * by a column vector 6x slower than a flat loop over the same cells: per
+ * row two views, a leaf call and a count). */
+#define NARROW (CW / 4)
+
+/* The cells of task t of an M x N output: whole rows [t * rb, ...) when
+ * rb > 0 (rows of at most NARROW cells), else row t / nck, columns from
+ * (t % nck) * cw; *i0 and *j0 its first cell, *r its rows, *w its cells
+ * (rb > 0: r * N, the rows' cells together). */
+static void task_cells(int64_t t, int64_t M, int64_t C, int64_t rb, int64_t nck, int64_t cw, int64_t *i0,
+                       int64_t *j0, int64_t *r, int64_t *w)
+{
+    if (rb > 0) {
+        *i0 = t * rb, *j0 = 0, *r = BR_MIN(rb, M - *i0), *w = *r * C;
+        return;
+    }
+    *i0 = t / nck, *j0 = (t % nck) * cw, *r = 1, *w = BR_MIN(cw, C - *j0);
+}
+
 /* Like dview, but constants are written into cbuf so a pointer is always
  * returned (ifelse). */
 static const double *dview_ptr(const Opnd *o, int64_t i, int64_t j0, int64_t w,
@@ -296,8 +317,8 @@ static MB *dense_drive(OpCode op, const Opnd *a, const Opnd *b, int64_t M,
     if (!out) return NULL;
     bool flat = opnd_flat(a) && opnd_flat(b);
     int64_t R = flat ? 1 : M, C = flat ? M * N : N;
-    int64_t cw = flat ? FLAT_CHUNK : CW;
-    int64_t nck = (C + cw - 1) / cw, ntask = R * nck, nnz = 0;
+    int64_t cw = flat ? FLAT_CHUNK : CW, rb = !flat && N > 0 && N <= NARROW ? CW / N : 0;
+    int64_t nck = (C + cw - 1) / cw, ntask = rb ? (M + rb - 1) / rb : R * nck, nnz = 0;
     int bad = 0;
     double *od = out->d;
     const KEwLeaf *L = leaf();
@@ -305,15 +326,23 @@ static MB *dense_drive(OpCode op, const Opnd *a, const Opnd *b, int64_t M,
     reduction(+:nnz) reduction(|:bad) schedule(static)
     for (int64_t t = 0; t < ntask; t++) {
         double bufa[CW], bufb[CW];
-        int64_t i = t / nck, j0 = (t % nck) * cw, w = BR_MIN(cw, C - j0);
-        double sa = 0, sb = 0;
-        const double *pa = dview(a, i, j0, w, bufa, &sa);
-        const double *pb = dview(b, i, j0, w, bufb, &sb);
+        int64_t i, j0, r, w;
+        task_cells(t, M, C, rb, nck, cw, &i, &j0, &r, &w);
         double *o = od + i * C + j0;
-        if (pa && pb) L->bin_vv(op, pa, pb, o, w);
-        else if (pa) L->bin_vs(op, pa, sb, o, w);
-        else if (pb) L->bin_sv(op, sa, pb, o, w);
-        else L->fill(o, ops_binary(op, sa, sb), w);
+        if (rb && a->mode == MD_FULL && !a->m->sparse && b->mode == MD_COL)
+            L->bin_vc(op, a->m->d + i * N, b->vec + i, o, r, N);
+        else if (rb && b->mode == MD_FULL && !b->m->sparse && a->mode == MD_COL)
+            L->bin_cv(op, a->vec + i, b->m->d + i * N, o, r, N);
+        else
+            for (int64_t k = 0; k < r; k++) {   /* a row, or a part of one (rb == 0) */
+                double sa = 0, sb = 0, *ok = o + k * N;
+                const double *pa = dview(a, i + k, j0, w / r, bufa, &sa);
+                const double *pb = dview(b, i + k, j0, w / r, bufb, &sb);
+                if (pa && pb) L->bin_vv(op, pa, pb, ok, w / r);
+                else if (pa) L->bin_vs(op, pa, sb, ok, w / r);
+                else if (pb) L->bin_sv(op, sa, pb, ok, w / r);
+                else L->fill(ok, ops_binary(op, sa, sb), w / r);
+            }
         nnz += L->nz_count_fin(o, w, &bad);
     }
     out->nnz = nnz;
@@ -728,8 +757,8 @@ MB *k_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b,
     out = mb_dense_uninit(M, N, e);
     if (!out) goto done;
     bool flat = opnd_flat(&o[0]) && opnd_flat(&o[1]) && opnd_flat(&o[2]);
-    int64_t R = flat ? 1 : M, C = flat ? M * N : N;
-    int64_t nck = (C + CW - 1) / CW, ntask = R * nck, nnz = 0;
+    int64_t R = flat ? 1 : M, C = flat ? M * N : N, rb = !flat && N > 0 && N <= NARROW ? CW / N : 0;
+    int64_t nck = (C + CW - 1) / CW, ntask = rb ? (M + rb - 1) / rb : R * nck, nnz = 0;
     int bad = 0;
     double *od = out->d;
     const KEwLeaf *L = leaf();
@@ -737,12 +766,15 @@ MB *k_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b,
     reduction(+:nnz) reduction(|:bad) schedule(static)
     for (int64_t t = 0; t < ntask; t++) {
         double buf[3][CW], cbuf[3][CW];
-        int64_t i = t / nck, j0 = (t % nck) * CW, w = BR_MIN(CW, C - j0);
-        const double *pc = dview_ptr(&o[0], i, j0, w, buf[0], cbuf[0]);
-        const double *pa = dview_ptr(&o[1], i, j0, w, buf[1], cbuf[1]);
-        const double *pb = dview_ptr(&o[2], i, j0, w, buf[2], cbuf[2]);
+        int64_t i, j0, r, w;
+        task_cells(t, M, C, rb, nck, CW, &i, &j0, &r, &w);
         double *po = od + i * C + j0;
-        L->select(pc, pa, pb, po, w);
+        for (int64_t k = 0; k < r; k++) {   /* a row, or a part of one (rb == 0) */
+            const double *pc = dview_ptr(&o[0], i + k, j0, w / r, buf[0], cbuf[0]);
+            const double *pa = dview_ptr(&o[1], i + k, j0, w / r, buf[1], cbuf[1]);
+            const double *pb = dview_ptr(&o[2], i + k, j0, w / r, buf[2], cbuf[2]);
+            L->select(pc, pa, pb, po + k * N, w / r);
+        }
         nnz += L->nz_count_fin(po, w, &bad);
     }
     out->nnz = nnz;

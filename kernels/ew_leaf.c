@@ -81,6 +81,43 @@ static void bin_sv(OpCode op, double s, const double *restrict xb, double *restr
     }
 }
 
+/* o[i][k] = ref over a = ea and b = eb at row i's cell k, s = c[i] */
+#define LOOP_ROWS(ea, eb, ref) do { \
+    for (int64_t i = 0; i < rows; i++) { \
+        const double s = c[i], *restrict xr = x + i * n; \
+        double *restrict orow = o + i * n; \
+        _Pragma("omp simd") \
+        for (int64_t k = 0; k < n; k++) { const double a = (ea), b = (eb); orow[k] = (ref); } \
+    } \
+} while (0)
+
+/* KEwLeaf.bin_vc: o[i][k] = x[i][k] op c[i]. */
+static void bin_vc(OpCode op, const double *restrict x, const double *restrict c, double *restrict o, int64_t rows,
+                   int64_t n)
+{
+    switch (op) {
+#define BINARY(id, name, flags, tpl, type, cost, ref, cgen) case OP_##id: LOOP_ROWS(xr[k], s, ref); break;
+#include "../base/ops.def"
+    default:
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t k = 0; k < n; k++) o[i * n + k] = ops_binary(op, x[i * n + k], c[i]);
+    }
+}
+
+/* KEwLeaf.bin_cv: o[i][k] = c[i] op x[i][k]. */
+static void bin_cv(OpCode op, const double *restrict c, const double *restrict x, double *restrict o, int64_t rows,
+                   int64_t n)
+{
+    switch (op) {
+#define BINARY(id, name, flags, tpl, type, cost, ref, cgen) case OP_##id: LOOP_ROWS(s, xr[k], ref); break;
+#include "../base/ops.def"
+    default:
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t k = 0; k < n; k++) o[i * n + k] = ops_binary(op, c[i], x[i * n + k]);
+    }
+}
+
+#undef LOOP_ROWS
 #undef LOOP_X
 #undef LOOP_AB
 
@@ -122,5 +159,5 @@ static int64_t nz_count_fin(const double *restrict x, int64_t n, int *nonfinite)
 
 const KEwLeaf K_LEAF(k_ew_leaf) = {
     .unary = un_v, .unary_scatter = un_scatter, .bin_vv = bin_vv, .bin_vs = bin_vs, .bin_sv = bin_sv,
-    .fill = fill, .select = ifelse_v, .nz_count = nz_count, .nz_count_fin = nz_count_fin,
+    .bin_vc = bin_vc, .bin_cv = bin_cv, .fill = fill, .select = ifelse_v, .nz_count = nz_count, .nz_count_fin = nz_count_fin,
 };

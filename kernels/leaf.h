@@ -72,6 +72,11 @@ typedef struct KEwLeaf {
     void (*bin_vv)(OpCode op, const double *x, const double *y, double *o, int64_t n);
     void (*bin_vs)(OpCode op, const double *x, double s, double *o, int64_t n);
     void (*bin_sv)(OpCode op, double s, const double *y, double *o, int64_t n);
+    /* rows x n row-major blocks: o[i][k] = x[i][k] op c[i] (vc), c[i] op
+     * x[i][k] (cv): a column vector broadcast over rows of a few cells,
+     * the operator switched on once for all the rows */
+    void (*bin_vc)(OpCode op, const double *x, const double *c, double *o, int64_t rows, int64_t n);
+    void (*bin_cv)(OpCode op, const double *c, const double *x, double *o, int64_t rows, int64_t n);
     /* o[k] = v */
     void (*fill)(double *o, double v, int64_t n);
     /* o[k] = c[k] != 0 ? a[k] : b[k] */

@@ -147,7 +147,11 @@ static void sweep_broadcast(void)
         {M, 1, M, N, M, N}, {M, 1, 1, N, M, N}, {1, 1, 1, N, 1, N},
         {1, N, 1, 1, 1, N}, {M, 1, 1, 1, M, 1}, {1, 1, M, 1, M, 1},
         {0, N, 1, N, 0, N}, {M, 0, M, 1, M, 0}, {0, 1, 1, N, 0, N},
-        {300, 250, 1, 250, 300, 250}, {300, 1, 1, 250, 300, 250} };
+        {300, 250, 1, 250, 300, 250}, {300, 1, 1, 250, 300, 250},
+        /* narrow rows: tasks of several whole rows (ew.c NARROW), many
+         * tasks, the last one short, both threads */
+        {20001, 5, 20001, 1, 20001, 5}, {20001, 5, 1, 5, 20001, 5}, {20001, 1, 20001, 5, 20001, 5},
+        {20001, 1, 1, 5, 20001, 5}, {1000, 512, 1000, 1, 1000, 512}, {700, 513, 1, 513, 700, 513} };
     const OpCode ops[] = { OP_PLUS, OP_MINUS, OP_MULT, OP_DIV, OP_GT, OP_MIN,
                            OP_POW, OP_AND, OP_OR, OP_EQ };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
@@ -306,7 +310,7 @@ static void sweep_unary(void)
 static void sweep_ifelse(void)
 {
     BrErr e = {0};
-    const int64_t shapes[][2] = { {0, 4}, {1, 1}, {9, 1}, {1, 8}, {31, 17}, {280, 240} };
+    const int64_t shapes[][2] = { {0, 4}, {1, 1}, {9, 1}, {1, 8}, {31, 17}, {280, 240}, {20001, 5} };
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int64_t M = shapes[s][0], N = shapes[s][1];
         for (int sc = 0; sc < 4; sc++)

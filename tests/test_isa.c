@@ -170,6 +170,22 @@ static void test_ew_leaf(const KEwLeaf *G, const KEwLeaf *L, const char *lv)
                 d = first_diff(og, ol, n, 0);
                 T_CHECK(d < 0, "%s %s sv (s %g) n=%lld: cell %lld", lv, op_info[op].name, s, (long long)n,
                         (long long)d);
+                /* a column vector over rows of nc cells: the level's
+                 * block leaves against the generic copy's row-by-row
+                 * scalar loops */
+                for (int64_t nc = 1; nc <= 7 && nc <= n; nc += 2) {
+                    int64_t rows = n / nc;
+                    for (int64_t i = 0; i < rows; i++) G->bin_vs((OpCode)op, xo + i * nc, yo[i], og + i * nc, nc);
+                    L->bin_vc((OpCode)op, xo, yo, ol, rows, nc);
+                    d = first_diff(og, ol, rows * nc, 0);
+                    T_CHECK(d < 0, "%s %s vc n=%lld x %lld: cell %lld", lv, op_info[op].name, (long long)rows,
+                            (long long)nc, (long long)d);
+                    for (int64_t i = 0; i < rows; i++) G->bin_sv((OpCode)op, yo[i], xo + i * nc, og + i * nc, nc);
+                    L->bin_cv((OpCode)op, yo, xo, ol, rows, nc);
+                    d = first_diff(og, ol, rows * nc, 0);
+                    T_CHECK(d < 0, "%s %s cv n=%lld x %lld: cell %lld", lv, op_info[op].name, (long long)rows,
+                            (long long)nc, (long long)d);
+                }
             }
             G->select(xo, yo, x, og, n);
             L->select(xo, yo, x, ol, n);
