@@ -717,7 +717,10 @@ double stitch_cost(const StitchRegion *r, int64_t rows, int64_t cols, StitchSche
     for (int p = 0; p < P; p++) ops += cells * cell_ops(r, need[p]);
     double coalesce = (LS == 1 && r->dir == DIR_ROW) ? W : 1;
     double mem = cells * (cache ? 2 : P + 1) * 20 * coalesce;   /* ~20 cycles a transaction, amortized */
-    double tree = LS > 1 ? nred * log2((double)LS) * (LS > W ? 30 : 8) : 0;
+    double steps = LS > 1 ? log2((double)LS) : 0, tree = nred * steps * (LS > W ? 30 : 8);
+    /* warp shuffles (gpu.h warp_shfl 1): the steps across warps through
+     * local memory, the last 5 in registers, lane 0's value handed on */
+    if (g->warp_shfl == 1 && LS > 32) tree = nred * ((steps - 5) * 30 + 5 * 8 + 30);
     int launches = s->scheme == ST_XLA ? P : 1;
     /* the device profile (gpu_profile): a launch's latency, and the
      * passes over X (once when cached) and the outputs at the device's
