@@ -62,7 +62,7 @@ done
 run() { n=$1 c=$2; shift 2; s=$(date +%s)
   ( timeout -k 5 "${TLIM:-400}" taskset -c "$c" "$@" > "$L/$n.txt" 2>&1; echo "rc=$? $(( $(date +%s) - s )) s" >> "$L/$n.txt" ) & }
 for t in test_gpu test_stitch test_gpustitch test_gpugen test_cgstitch test_shfl; do run $t 0-9 build/tests/$t; done
-for t in test_stitch test_gpustitch test_gpugen; do BRAID_GPU_SHFL=1 run ${t}_shfl 10-15 build/tests/$t; done
+for t in test_stitch test_gpustitch test_gpugen; do run ${t}_shfl 10-15 env BRAID_GPU_SHFL=1 build/tests/$t; done
 BRAID_DML_EXTRA_ARGS="-config $R/tests/dml/configs/gpu.xml" run dml_gpu 10-15 tests/dml/run.sh "$R/build/braid"
 conf=$CONF
 if [ -x "$conf/run.sh" ]; then
