@@ -10,8 +10,8 @@
  *   DIV       each cell divided by the deviation (braid's bits) or
  *             multiplied by its reciprocal
  *   SHFL      the in-warp steps of the reductions by warp shuffles
- *             (inline PTX: NVIDIA only) or the local-memory tree with a
- *             barrier a step
+ *             (gpu_int.h GPU_CL_SHFL, inline PTX: NVIDIA only) or
+ *             the local-memory tree with a barrier a step
  *   LS, VPT   lanes a row (32: a warp a row, 4 rows a work-group of
  *             128) and cells a lane
  * So a gap between the copy and braid's arithmetic (KAHAN=1 DIV=1)
@@ -25,17 +25,12 @@
 #include <string.h>
 
 #include "clbench.h"
+#include "gpu/gpu_int.h"   /* GPU_CL_SHFL: the stitched kernels' warp shuffle */
 
 static const char *src =
     "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
     "#pragma OPENCL FP_CONTRACT OFF\n"
-    "#if SHFL\n"
-    "static inline double shfl(double v, int w)\n{\n"
-    "    const uint2 h = as_uint2(v);\n    uint lo, hi;\n"
-    "    asm volatile(\"shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;\" : \"=r\"(lo) : \"r\"(h.x), \"r\"(w));\n"
-    "    asm volatile(\"shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;\" : \"=r\"(hi) : \"r\"(h.y), \"r\"(w));\n"
-    "    return as_double((uint2)(lo, hi));\n}\n"
-    "#endif\n"
+    GPU_CL_SHFL
     "static inline void kadd(double *s, double *c, double x)\n{\n"
     "#if KAHAN\n"
     "    double y = x + *c, t = *s + y;\n    *c = fabs(t) <= DBL_MAX ? y - (t - *s) : 0;\n    *s = t;\n"
@@ -46,7 +41,7 @@ static const char *src =
     "        for (int w = LS / 2; w >= 32; w /= 2) {\n            if (lane < w) sh[l] += sh[l + w];\n"
     "            barrier(CLK_LOCAL_MEM_FENCE);\n        }\n        a = sh[l];\n    }\n"
     "    for (int w = (LS > 32 ? 32 : LS) / 2; w > 0; w /= 2) {\n"
-    "        const double o = shfl(a, w);\n        a = (lane & w) ? o + a : a + o;\n    }\n"
+    "        const double o = ST_SHFL(a, w);\n        a = (lane & w) ? o + a : a + o;\n    }\n"
     "    if (LS > 32) {\n        if (lane == 0) sh[slot * LS] = a;\n        barrier(CLK_LOCAL_MEM_FENCE);\n"
     "        a = sh[slot * LS];\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }\n    return a;\n"
     "#else\n"
@@ -151,8 +146,8 @@ int main(int argc, char **argv)
         a.vpt = (int)((vcells + a.ls - 1) / a.ls);
         if (a.vpt > 64) { printf("%-48s skipped: %d cells a lane\n", a.name, a.vpt); continue; }
         char opts[256];
-        snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DCOPY=%d -DKAHAN=%d -DDIV=%d -DSHFL=%d -DLS=%d -DVPT=%d", a.copy,
-                 a.kahan, a.div, a.shfl, a.ls, a.vpt);
+        snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DCOPY=%d -DKAHAN=%d -DDIV=%d -DSHFL=%d -DLS=%d -DVPT=%d%s", a.copy,
+                 a.kahan, a.div, a.shfl, a.ls, a.vpt, a.shfl ? " -DST_NV=1" : "");
         cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &rc);
         CK(rc);
         if (clBuildProgram(p, 1, &dev, opts, NULL, NULL) != CL_SUCCESS) {

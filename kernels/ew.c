@@ -334,14 +334,14 @@ static MB *dense_drive(OpCode op, const Opnd *a, const Opnd *b, int64_t M,
         else if (rb && b->mode == MD_FULL && !b->m->sparse && a->mode == MD_COL)
             L->bin_cv(op, a->vec + i, b->m->d + i * N, o, r, N);
         else
-            for (int64_t k = 0; k < r; k++) {   /* a row, or a part of one (rb == 0) */
+            for (int64_t k = 0, rw = w / r; k < r; k++) {   /* a row, or a part of one (rb == 0) */
                 double sa = 0, sb = 0, *ok = o + k * N;
-                const double *pa = dview(a, i + k, j0, w / r, bufa, &sa);
-                const double *pb = dview(b, i + k, j0, w / r, bufb, &sb);
-                if (pa && pb) L->bin_vv(op, pa, pb, ok, w / r);
-                else if (pa) L->bin_vs(op, pa, sb, ok, w / r);
-                else if (pb) L->bin_sv(op, sa, pb, ok, w / r);
-                else L->fill(ok, ops_binary(op, sa, sb), w / r);
+                const double *pa = dview(a, i + k, j0, rw, bufa, &sa);
+                const double *pb = dview(b, i + k, j0, rw, bufb, &sb);
+                if (pa && pb) L->bin_vv(op, pa, pb, ok, rw);
+                else if (pa) L->bin_vs(op, pa, sb, ok, rw);
+                else if (pb) L->bin_sv(op, sa, pb, ok, rw);
+                else L->fill(ok, ops_binary(op, sa, sb), rw);
             }
         nnz += L->nz_count_fin(o, w, &bad);
     }
@@ -769,11 +769,11 @@ MB *k_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b,
         int64_t i, j0, r, w;
         task_cells(t, M, C, rb, nck, CW, &i, &j0, &r, &w);
         double *po = od + i * C + j0;
-        for (int64_t k = 0; k < r; k++) {   /* a row, or a part of one (rb == 0) */
-            const double *pc = dview_ptr(&o[0], i + k, j0, w / r, buf[0], cbuf[0]);
-            const double *pa = dview_ptr(&o[1], i + k, j0, w / r, buf[1], cbuf[1]);
-            const double *pb = dview_ptr(&o[2], i + k, j0, w / r, buf[2], cbuf[2]);
-            L->select(pc, pa, pb, po + k * N, w / r);
+        for (int64_t k = 0, rw = w / r; k < r; k++) {   /* a row, or a part of one (rb == 0) */
+            const double *pc = dview_ptr(&o[0], i + k, j0, rw, buf[0], cbuf[0]);
+            const double *pa = dview_ptr(&o[1], i + k, j0, rw, buf[1], cbuf[1]);
+            const double *pb = dview_ptr(&o[2], i + k, j0, rw, buf[2], cbuf[2]);
+            L->select(pc, pa, pb, po + k * N, rw);
         }
         nnz += L->nz_count_fin(po, w, &bad);
     }
