@@ -206,6 +206,18 @@ static size_t env_mb(const char *name, size_t def)
 
 size_t br_pool_default_cap(void) { return env_mb("BRAID_POOL_MB", BR_POOL_CAP); }
 
+/* Blocks that alloc_aligned mapped itself carry BLK_MAPPED in their
+ * header's third word (the second links a kept block). */
+#define BLK_MAPPED ((size_t)0x6d6d6170)
+static size_t *blk_flag(char *b) { return (size_t *)(b + 2 * sizeof(size_t)); }
+
+/* Gives block b (header address) back to the system. */
+static void blk_release(char *b)
+{
+    if (*blk_flag(b) == BLK_MAPPED) (void)munmap(b, *(size_t *)b);
+    else free(b);
+}
+
 static void pool_drop(BrPool *p, int c)
 {
     char *b = p->head[c];
@@ -214,7 +226,7 @@ static void pool_drop(BrPool *p, int c)
     p->head[c] = *(void **)(b + sizeof(size_t));
     p->bytes -= cap;
     p->st.dropped++;
-    free(b);
+    blk_release(b);
 }
 
 static bool pool_put(BrPool *p, char *b, size_t cap, int c);
@@ -237,7 +249,7 @@ void br_pool_free(BrPool *p)
             POOL_UNPOISON(b + ALIGN_HDR, cap - ALIGN_HDR);
             p->head[c] = *(void **)(b + sizeof(size_t));
             p->bytes -= cap;
-            if (!pool_put(r, b, cap, c)) free(b);
+            if (!pool_put(r, b, cap, c)) blk_release(b);
         }
     pthread_mutex_destroy(&p->lock);
     free(p);
@@ -311,7 +323,16 @@ static bool pool_put(BrPool *p, char *b, size_t cap, int c)
 static BrPool *g_reserve;
 static pthread_once_t g_reserve_once = PTHREAD_ONCE_INIT;
 
-size_t br_reserve_default_cap(void) { return env_mb("BRAID_RESERVE_MB", BR_RESERVE_CAP); }
+size_t br_reserve_default_cap(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), ps = sysconf(_SC_PAGE_SIZE);
+    size_t cap = BR_RESERVE_CAP;
+    if (pages > 0 && ps > 0) {
+        size_t m = (size_t)pages * (size_t)ps / 16;
+        cap = m < BR_RESERVE_MIN ? BR_RESERVE_MIN : m < BR_RESERVE_CAP ? m : BR_RESERVE_CAP;
+    }
+    return env_mb("BRAID_RESERVE_MB", cap);
+}
 
 static void reserve_init(void)
 {
@@ -333,10 +354,29 @@ bool br_reserve_stats(BrPoolStats *s)
     return r != NULL;
 }
 
-/* An aligned block of n bytes; scratch: below the pool's smallest class,
- * rounded up to it while a pool that keeps blocks is bound. */
-static void *alloc_aligned(size_t n, bool scratch)
+/* A fresh block of sz bytes (a multiple of 64) at a 2 MB boundary,
+ * mapped here: its pages are the kernel's zero pages until touched, so
+ * br_calloc_aligned need not clear it (and does not fault every page
+ * in on its one thread). NULL on failure. */
+static char *map_huge(size_t sz)
 {
+    size_t len = sz + HUGE_PAGE;
+    if (len < sz) return NULL;
+    char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return NULL;
+    char *b = (char *)(((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+    size_t ps = (size_t)sysconf(_SC_PAGE_SIZE), end = ((uintptr_t)b + sz + ps - 1) & ~(uintptr_t)(ps - 1);
+    if (b > m) (void)munmap(m, (size_t)(b - m));
+    if ((char *)end < m + len) (void)munmap((char *)end, (size_t)(m + len - (char *)end));
+    return b;
+}
+
+/* An aligned block of n bytes; scratch: below the pool's smallest class,
+ * rounded up to it while a pool that keeps blocks is bound. *fresh (when
+ * not NULL): whether the block is all zeros (freshly mapped). */
+static void *alloc_block(size_t n, bool scratch, bool *fresh)
+{
+    if (fresh) *fresh = false;
     if (fail_injected()) return NULL;
     size_t sz = ((n + 63) & ~(size_t)63) + ALIGN_HDR;
     if (sz < n) return NULL;
@@ -346,25 +386,50 @@ static void *alloc_aligned(size_t n, bool scratch)
     char *p = c >= 0 && t_pool ? pool_take(t_pool, c) : NULL;
     if (!p && c >= 0 && reserve()) p = pool_take(g_reserve, c);
     if (!p) {
-        void *q = NULL;
         bool huge = sz >= HUGE_MIN;
-        if (posix_memalign(&q, huge ? HUGE_PAGE : 64, sz)) return NULL;
-#ifdef MADV_HUGEPAGE
-        if (huge) (void)madvise(q, sz / HUGE_PAGE * HUGE_PAGE, MADV_HUGEPAGE);
+#if !defined(__SANITIZE_ADDRESS__)
+        /* (under AddressSanitizer large blocks stay malloc'd, so that its
+         * leak check sees them) */
+        if (huge && (p = map_huge(sz))) {
+            *(size_t *)p = sz;
+            *blk_flag(p) = BLK_MAPPED;
+            if (fresh) *fresh = true;
+        }
 #endif
-        p = q;
-        *(size_t *)p = sz;
+        if (!p) {
+            void *q = NULL;
+            if (posix_memalign(&q, huge ? HUGE_PAGE : 64, sz)) return NULL;
+            p = q;
+            *(size_t *)p = sz;
+            *blk_flag(p) = 0;
+        }
+#ifdef MADV_HUGEPAGE
+        if (huge) (void)madvise(p, sz / HUGE_PAGE * HUGE_PAGE, MADV_HUGEPAGE);
+#endif
     }
     return p + ALIGN_HDR;
 }
 
-void *br_alloc_aligned(size_t n) { return alloc_aligned(n, false); }
-void *br_alloc_scratch(size_t n) { return alloc_aligned(n, true); }
+void *br_alloc_aligned(size_t n) { return alloc_block(n, false, NULL); }
+void *br_alloc_scratch(size_t n) { return alloc_block(n, true, NULL); }
+
+/* Zeroing of a block kept before: by the threads of a team from
+ * HUGE_MIN bytes (on a VM whose host takes idle pages back, a page the
+ * pool kept may fault again; a team spreads that too). */
+#define CLEAR_PAR_MIN HUGE_MIN
 
 void *br_calloc_aligned(size_t n)
 {
-    void *p = br_alloc_aligned(n);
-    if (p) memset(p, 0, n);
+    bool fresh;
+    char *p = alloc_block(n, false, &fresh);
+    if (!p || fresh) return p;
+    if (n < CLEAR_PAR_MIN || !br_par((double)n / 8)) {
+        memset(p, 0, n);
+        return p;
+    }
+    size_t chunk = HUGE_PAGE, nc = (n + chunk - 1) / chunk;
+#pragma omp parallel for num_threads(br_threads()) schedule(static)
+    for (size_t c = 0; c < nc; c++) memset(p + c * chunk, 0, c + 1 < nc ? chunk : n - c * chunk);
     return p;
 }
 
@@ -379,7 +444,7 @@ void br_free_aligned(void *q)
         BrPool *to = t_pool ? t_pool : reserve();
         if (to && cc == cap && pool_put(to, p, cap, c)) return;
     }
-    free(p);
+    blk_release(p);
 }
 
 char *br_strdup(const char *s)

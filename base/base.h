@@ -91,10 +91,12 @@ void br_pool_stats(BrPool *p, BrPoolStats *s);
  * (or an unbound allocation) takes from it before allocating. So a
  * context's fresh pool, a host's next script and a kernel's team threads
  * reuse pages already faulted in (~13 us per fresh 4 KB page on this
- * VM). Its cap: BR_RESERVE_CAP, or BRAID_RESERVE_MB (megabytes; 0: no
- * reserve, read at the first use). br_reserve_stats: its counters
+ * VM). Its cap: a sixteenth of the physical memory, at least
+ * BR_RESERVE_MIN and at most BR_RESERVE_CAP, or BRAID_RESERVE_MB
+ * (megabytes; 0: no reserve, read at the first use). br_reserve_stats: its counters
  * (false and zeros without one). */
-#define BR_RESERVE_CAP ((size_t)256 << 20)
+#define BR_RESERVE_CAP ((size_t)1 << 30)
+#define BR_RESERVE_MIN ((size_t)256 << 20)
 size_t br_reserve_default_cap(void);
 bool br_reserve_stats(BrPoolStats *s);
 /* Scratch of a kernel that a script may call many times (a where-loop
