@@ -354,6 +354,7 @@ bool br_reserve_stats(BrPoolStats *s)
     return r != NULL;
 }
 
+#if !defined(__SANITIZE_ADDRESS__)
 /* A fresh block of sz bytes (a multiple of 64) at a 2 MB boundary,
  * mapped here: its pages are the kernel's zero pages until touched, so
  * br_calloc_aligned need not clear it (and does not fault every page
@@ -370,6 +371,7 @@ static char *map_huge(size_t sz)
     if ((char *)end < m + len) (void)munmap((char *)end, (size_t)(m + len - (char *)end));
     return b;
 }
+#endif
 
 /* An aligned block of n bytes; scratch: below the pool's smallest class,
  * rounded up to it while a pool that keeps blocks is bound. *fresh (when
