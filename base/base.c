@@ -355,7 +355,8 @@ bool br_reserve_stats(BrPoolStats *s)
 }
 
 #if !defined(__SANITIZE_ADDRESS__)
-/* A fresh block of sz bytes (a multiple of 64) at a 2 MB boundary,
+/* A fresh block of sz bytes (a class capacity of at least HUGE_MIN: a
+ * multiple of 1 MB, so whole pages) at a 2 MB boundary,
  * mapped here: its pages are the kernel's zero pages until touched, so
  * br_calloc_aligned need not clear it (and does not fault every page
  * in on its one thread). NULL on failure. */
@@ -366,9 +367,8 @@ static char *map_huge(size_t sz)
     char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) return NULL;
     char *b = (char *)(((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
-    size_t ps = (size_t)sysconf(_SC_PAGE_SIZE), end = ((uintptr_t)b + sz + ps - 1) & ~(uintptr_t)(ps - 1);
     if (b > m) (void)munmap(m, (size_t)(b - m));
-    if ((char *)end < m + len) (void)munmap((char *)end, (size_t)(m + len - (char *)end));
+    if (b + sz < m + len) (void)munmap(b + sz, (size_t)(m + len - (b + sz)));
     return b;
 }
 #endif
@@ -415,17 +415,15 @@ static void *alloc_block(size_t n, bool scratch, bool *fresh)
 void *br_alloc_aligned(size_t n) { return alloc_block(n, false, NULL); }
 void *br_alloc_scratch(size_t n) { return alloc_block(n, true, NULL); }
 
-/* Zeroing of a block kept before: by the threads of a team from
- * HUGE_MIN bytes (on a VM whose host takes idle pages back, a page the
- * pool kept may fault again; a team spreads that too). */
-#define CLEAR_PAR_MIN HUGE_MIN
-
+/* A block kept before is cleared by the threads of a team from HUGE_MIN
+ * bytes (on a VM whose host takes idle pages back, a page the pool kept
+ * may fault again; a team spreads that too). */
 void *br_calloc_aligned(size_t n)
 {
     bool fresh;
     char *p = alloc_block(n, false, &fresh);
     if (!p || fresh) return p;
-    if (n < CLEAR_PAR_MIN || !br_par((double)n / 8)) {
+    if (n < HUGE_MIN || !br_par((double)n / 8)) {
         memset(p, 0, n);
         return p;
     }
