@@ -745,7 +745,10 @@ static void emit_row_buffers(const Gen *g, bool decl)
     for (int t = 0; t < p->nout; t++) {
         if (!row_buffered(g, t)) continue;
         if (decl)
-            sb_printf(g->b, "    const double *rba%d[4];\n    double rbq%d[4];\n    int rbn%d = 0;\n", t, t, t);
+            sb_printf(g->b,
+                      "    const double *rba%d[CG_RB_NARROW];\n    double rbq%d[CG_RB_NARROW];\n    int rbn%d = 0;\n"
+                      "    const int rbk%d = CG_RB_ROWS(L[%d]);\n",
+                      t, t, t, t, p->main);
         else if (p->var == V_MULTI)
             sb_printf(g->b, "    if (rbn%d) cg_outer_add_rows(rba%d, rbq%d, rbn%d, L[%d], o%d);\n", t, t, t, t, p->main, t);
         else
@@ -819,8 +822,8 @@ static void emit_row_out(const Gen *g, int t, const char *out, const char *ind, 
                 sb_printf(b, "%scg_outer_add_sp_t(av, ai, anz, %s, %s, %s, %s);\n", ind, bp, bl, len, out);
             else if (row_buffered(g, t))
                 sb_printf(b, "%srba%d[rbn%d] = %s; rbq%d[rbn%d] = (%s)[0];\n"
-                             "%sif (++rbn%d == 4) { cg_outer_add_rows(rba%d, rbq%d, 4, %s, %s); rbn%d = 0; }\n",
-                          ind, t, t, ptr, t, t, bp, ind, t, t, t, len, out, t);
+                             "%sif (++rbn%d == rbk%d) { cg_outer_add_rows(rba%d, rbq%d, rbk%d, %s, %s); rbn%d = 0; }\n",
+                          ind, t, t, ptr, t, t, bp, ind, t, t, t, t, t, len, out, t);
             else
                 sb_printf(b, "%scg_outer_add_t(%s, %s, %s, %s, %s);\n", ind, ptr, len, bp, bl, out);
         } else {

@@ -259,6 +259,10 @@ typedef struct CostCtx {
     void *rgroups;         /* cost.c: groups of Row operators that run as
                               one multi-output operator (this plan) */
     int nrgroups;
+    void *agroups;         /* cost.c: groups of Cell full aggregates that
+                              run as one MAgg operator (this plan) */
+    int nagroups;
+    int plan_stamp;        /* stamp before this plan's first operator */
     int *rmark, rstamp;    /* by hop id: dependency walks */
 } CostCtx;
 

@@ -763,6 +763,8 @@ static double hop_flops(const Hop *h)
 
 #define MAXMM 16
 
+#define CV_SHARE 32
+
 typedef struct CVec {
     TplType type;
     int stamp;
@@ -789,6 +791,11 @@ typedef struct CVec {
     const Hop *pre[CG_MAXPRE];   /* Row/Cell/MAgg: vector inputs the
                               operator may stitch (stitch_cost) */
     int npre;
+    int share_stamp[CV_SHARE];   /* hops this operator computes that an */
+    double share_flops[CV_SHARE];/*   earlier operator of the plan computed
+                              too: that operator's stamp, the hop's work
+                              (agg_group counts it once in a MAgg) */
+    int nshare;
 } CVec;
 
 static bool dense_est(const Hop *h) { return sparsity(h) >= MB_SPARSITY_TURN_POINT; }
@@ -1364,6 +1371,83 @@ static double row_group(CostCtx *x, const CVec *v, double ew, double out, const 
     return t;
 }
 
+/* Cell full aggregates that select.c's form_magg merges into one MAgg
+ * operator (equal iteration shape, a shared matrix input, no dependency
+ * between them). As for Row groups, the plan's first such operator opens
+ * a group and each later member costs what it adds to the merged
+ * operator: the union of inputs (each read once), its elementwise work
+ * without the hops a member of the group computes too (the MAgg body
+ * computes them once), the outputs' sum. Before, each aggregate was
+ * priced alone: l2svm's line search, two sums over `out = 1 - Y * (Xw +
+ * s * Xd)`, counted out's work and reads twice, and the plan that wrote
+ * out to memory first looked cheaper than the one MAgg pass. */
+typedef struct AggGroup {
+    int64_t rows, cols;    /* the aggregates' iteration shape */
+    CVec v;                /* merged operator */
+    double out, t;         /* its output bytes and time */
+    const Hop *roots[CG_MAXOUT];
+    int stamps[CG_MAXOUT]; /* the members' CVec stamps */
+    int nroots;
+} AggGroup;
+
+static bool shares_matrix_input(const CostCtx *x, const CVec *a, const CVec *b)
+{
+    for (int i = 0; i < b->nin; i++) {
+        const Hop *in = x->m->hop[b->in[i]];
+        if (in && in->dt == DT_MATRIX && has_input(a, b->in[i])) return true;
+    }
+    return false;
+}
+
+static double agg_group(CostCtx *x, const CVec *v, double out, const Hop *h, double t)
+{
+    AggGroup *gs = x->agroups;
+    if (!gs || h->kind != H_AGG || h->dir != DIR_FULL || h->nin < 1 || !h->in[0]) return t;
+    const Hop *a = h->in[0];
+    for (int i = 0; i < x->nagroups; i++) {
+        AggGroup *g = &gs[i];
+        if (g->rows != a->rows || g->cols != a->cols || g->nroots >= CG_MAXOUT || !shares_matrix_input(x, &g->v, v))
+            continue;
+        bool indep = true;
+        for (int k = 0; k < g->nroots && indep; k++)
+            indep = !hop_reaches(h, g->roots[k], x->rmark, ++x->rstamp) &&
+                    !hop_reaches(g->roots[k], h, x->rmark, ++x->rstamp);
+        if (!indep) continue;
+        CVec m = g->v;
+        for (int k = 0; k < v->nin; k++) add_input(&m, v->in[k]);
+        double shared = 0;
+        for (int k = 0; k < v->nshare; k++)
+            for (int q = 0; q < g->nroots; q++)
+                if (v->share_stamp[k] == g->stamps[q]) { shared += v->share_flops[k]; break; }
+        m.flops += fmax(0, v->flops - shared);
+        m.gflops += v->gflops;
+        m.vflops += v->vflops;
+        m.xtime += v->xtime;
+        m.rkey += v->rkey;
+        m.rpriced = false;
+        double tm = op_time(x, &m, g->out + out, h);
+        double add = fmax(0, tm - g->t);
+        g->v = m;
+        g->out += out;
+        g->t = tm;
+        g->stamps[g->nroots] = v->stamp;
+        g->roots[g->nroots++] = h;
+        return add;
+    }
+    if (x->nagroups < RG_MAX) {
+        AggGroup *g = &gs[x->nagroups++];
+        g->rows = a->rows;
+        g->cols = a->cols;
+        g->v = *v;
+        g->out = out;
+        g->t = t;
+        g->roots[0] = h;
+        g->stamps[0] = v->stamp;
+        g->nroots = 1;
+    }
+    return t;
+}
+
 /* The region of the operator of template t being costed, as best_ok and
  * rcost walk it: the root's entry, then the entries it references (an
  * AMULET product's Cell entries). */
@@ -1715,6 +1799,7 @@ static double open_op(CostCtx *x, const Hop *h)
     double out = v.type == T_CELL ? cell_sparsity(x, &v, h) : bytes(h);
     double t = op_time(x, &v, out, h);
     if (v.type == T_ROW) t = row_group(x, &v, ew, out, h, t);
+    else if (v.type == T_CELL) t = agg_group(x, &v, out, h, t);
     x->spent += t;
     return sub + t;
 }
@@ -1849,7 +1934,12 @@ static double cell_sparsity(CostCtx *x, CVec *v, const Hop *root)
 static double rcost(CostCtx *x, const Hop *h, CVec *v)
 {
     if (x->cover[h->id] == v->stamp) return 0;
+    const int prev = x->cover[h->id];
     x->cover[h->id] = v->stamp;
+    if (prev > x->plan_stamp && v->nshare < CV_SHARE) {
+        v->share_stamp[v->nshare] = prev;
+        v->share_flops[v->nshare++] = hop_flops(h);
+    }
     v->nops++;
     MEntry *e = v->type == T__N ? NULL : (h == v->root ? best_ok(x, h, T__N) : best_ok(x, h, v->type));
     if (v->type == T_OUTER && tpl_outer_mm(h)) { v->orows = h->rows; v->ocols = h->cols; }
@@ -1901,6 +1991,8 @@ double cg_plan_cost(CostCtx *x, const bool *cut, double bound)
     x->spent = 0;
     x->bound = bound;
     x->nrgroups = 0;
+    x->nagroups = 0;
+    x->plan_stamp = x->stamp;
     double c = 0;
     for (int r = 0; r < x->p->nroots; r++) {
         c += open_op(x, x->m->hop[x->p->roots[r]]);
@@ -1960,8 +2052,9 @@ int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, Enu
     x->bval = br_malloc((size_t)m->nid * (T__N + 1) * sizeof(MEntry *));
     x->bstamp = 1;    /* bmark's zeros match no costing */
     x->rgroups = br_calloc(RG_MAX, sizeof(RowGroup));
+    x->agroups = br_calloc(RG_MAX, sizeof(AggGroup));
     x->rmark = br_calloc((size_t)m->nid, sizeof(int));
-    if (!x->rgroups || !x->rmark) { cost_free(x); return -1; }
+    if (!x->rgroups || !x->agroups || !x->rmark) { cost_free(x); return -1; }
     if (!x->mat || !x->cover || !x->pt_first || !x->pt_next || !x->cand || !x->zmark || !x->zval || !x->bmark ||
         !x->bval) {
         cost_free(x);
@@ -1991,8 +2084,10 @@ void cost_free(CostCtx *x)
     free(x->bmark);
     free(x->bval);
     free(x->rgroups);
+    free(x->agroups);
     free(x->rmark);
     x->rgroups = NULL;
+    x->agroups = NULL;
     x->rmark = NULL;
     x->bmark = NULL;
     x->bval = NULL;

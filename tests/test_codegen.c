@@ -1918,6 +1918,83 @@ static void test_cost_decisions(void)
         }
 }
 
+/* The dense Row loop's buffered update t(X) %*% q, q a scalar per row
+ * (cgen_c.c row_buffered, prims.c cg_outer_add_rows): up to 128 columns
+ * 32 rows at a time by blocks of 16 columns with the sums in registers
+ * (a partial last block of every width 1..15), past 128 four at a time.
+ * Widths across those cases and row counts that leave partial buffers
+ * (1, 31, 33) or several full ones and a rest (1007): every policy
+ * equals the unfused plan, 1 and 2 threads agree, and fuse_all runs the
+ * buffered loop (one compile serves every width: the loop takes X's
+ * width at run time). */
+static void test_row_update(bool quick)
+{
+    static const int64_t widths[] = {1, 2, 3, 5, 7, 10, 15, 16, 17, 23, 31, 33, 64, 100, 127, 128, 129, 200};
+    static const int64_t rows[] = {1, 31, 33, 1007};
+    const char *nm[] = {"X", "y", "w"};
+    const char *on[] = {"g"};
+    const char *src = "g = t(X) %*% (max(1 - y * w, 0) * y)\n";
+    int nw = (int)(sizeof widths / sizeof *widths), nr = (int)(sizeof rows / sizeof *rows);
+    for (int a = 0; a < nw; a++)
+        for (int b = 0; b < nr; b++) {
+            if ((quick || T_SAN) && (a + b) % 3) continue;
+            int64_t n = widths[a], m = rows[b];
+            MB *X = t_gen(m, n, 1, -1, 1, false), *y = t_gen(m, 1, 1, -1, 1, false), *w = t_gen(m, 1, 1, -1, 1, false);
+            MB *ins[] = {X, y, w};
+            char what[96];
+            snprintf(what, sizeof what, "row update %lldx%lld", (long long)m, (long long)n);
+            check_all(what, src, 3, nm, ins, 1, on, 1e-10, 0, NULL);
+            if (m > 1 && n > 1) {
+                char *ex = explain_text(src, CG_FUSE_ALL, 3, nm, ins, 1, on);
+                T_CHECK(count_tpl(ex, "ROW") == 1 && count_str(ex, "cg_outer_add_rows(") >= 2,
+                        "%s: the buffered Row update under fuse_all\n%s", what, ex ? ex : "");
+                free(ex);
+            }
+            mb_release(X); mb_release(y); mb_release(w);
+        }
+}
+
+/* l2svm's line search: two full sums over one shared subexpression,
+ * out = 1 - Y * (Xw + s * Xd). select.c merges the two Cell aggregates
+ * into one MAgg operator that computes out once; the cost model used to
+ * price each sum alone (out's work and reads twice), and with a fast
+ * read (77 GB/s, the constants measured on a Zen 5 machine) the plan
+ * that wrote out to memory first looked cheaper: a Cell NO_AGG pass plus
+ * the MAgg, 1.3x the one fused pass's time in l2svm's loop. Under both
+ * constant sets the plan is one MAgg and nothing else; results agree
+ * with the unfused plan. */
+static void test_cost_magg_shared(void)
+{
+    const char *nm[] = {"Y", "Xw", "Xd"};
+    const char *on[] = {"g", "h"};
+    const char *src = "out = 1 - Y * (Xw + 0.25 * Xd)\n"
+                      "g = sum(max(out, 0) * Y * Xd)\n"
+                      "h = sum(Xd * (out > 0) * Xd)\n";
+    const char *pins[] = {"7.73e10 5.22e10 8.89e9 8.19e10 5.37e10", "4.32e10 3.35e10 9.52e9 9.67e10 6.53e10"};
+    const char *was = getenv("BRAID_CG_MACHINE");
+    char *keep = was ? br_strdup(was) : NULL;
+    int64_t ms[] = {3001, 200003};
+    for (int a = 0; a < 2; a++)
+        for (int p = 0; p < 2; p++) {
+            int64_t m = ms[a];
+            MB *Y = t_gen(m, 1, 1, -1, 1, false), *Xw = t_gen(m, 1, 1, -2, 2, false), *Xd = t_gen(m, 1, 1, -1, 1, false);
+            MB *ins[] = {Y, Xw, Xd};
+            char what[96];
+            snprintf(what, sizeof what, "cost magg shared m=%lld pin %d", (long long)m, p);
+            setenv("BRAID_CG_MACHINE", pins[p], 1);
+            if (m < 10000) check_all(what, src, 3, nm, ins, 2, on, 1e-10, 2, NULL);
+            char *ex = explain_text(src, CG_COST_BASED, 3, nm, ins, 2, on);
+            T_CHECK(count_tpl(ex, "MAGG") == 1 && count_tpl(ex, "CELL") == 0 && count_tpl(ex, "ROW") == 0,
+                    "%s: %d MAgg, %d Cell, %d Row operators (want one MAgg)\n%s", what, count_tpl(ex, "MAGG"),
+                    count_tpl(ex, "CELL"), count_tpl(ex, "ROW"), ex ? ex : "");
+            free(ex);
+            mb_release(Y); mb_release(Xw); mb_release(Xd);
+        }
+    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
+    else unsetenv("BRAID_CG_MACHINE");
+    free(keep);
+}
+
 /* autoencoder_2layer's backward step: d3 = (d4 %*% W4) * (1 - A3^2)
  * with W4 100 x 100, where A3 = tanh(A2 %*% t(W3) + ...) comes from an
  * outer product (A2 of 10 columns) and is materialized (two consumers).
@@ -2250,6 +2327,7 @@ int main(void)
     RUN(test_outer_kept_t);
     RUN(test_cost_decisions);
     RUN(test_cost_outer_cut);
+    RUN(test_cost_magg_shared);
     RUN(test_outer_blocked);
     for (th = 1; th <= 2; th++) {
         br_set_threads(th);
@@ -2275,6 +2353,7 @@ int main(void)
         if (th == 1) RUN(fx_stratstats);
         RUN(test_row_b1, th == 2);
         RUN(test_row_kmeans, th == 2);
+        RUN(test_row_update, th == 2);
         if (th == 1) RUN(test_row_bool_sum);
         RUN(test_row_multi, th == 2);
         RUN(test_row_sparse, th == 2);

@@ -442,17 +442,37 @@ printf 'name,n,ok,x\na,1,true,2.5\n,4,false,3.5\nNA,7,true,NaN\nd,9,false,1\nb,-
 { part fused "$here/fused.dml"; part pfwhere "$here/pfwhere.dml"; part pfvalues "$here/pfvalues.dml"
   part pfframes "$here/pfframes.dml" 's/\$2/$6/g'; part mixed "$here/mixed.dml"; } > "$tmp/ga.dml"
 ga_args="203 17 1.0 7 $tmp/ga/G.csv"
-# check_ga CASE OUT D: group A's checks of a run whose trace is OUT and
-# results are in D
+# check_ga CASE OUT D NP: group A's checks of a run on NP ranks whose
+# trace is OUT and results are in D
 check_ga() {
   local n
   for n in fused pfwhere pfvalues pfframes mixed; do compare_part "$1 $n" "$tmp/ga/l" "$3" $n; done
   check_jobs "$1" "$2" fused '^dist job fused ' + "no distributed fused operator ran"
   for n in pfwhere pfvalues pfframes; do check_jobs "$1" "$2" $n '^dist job parfor$' 1 "the loop did not run on the ranks"; done
   shipped 3 "$1: remote parfor" "$2"
-  # the mixed piggyback case: 6 reduce operators in one job, 2 of them fused
-  check_jobs "$1" "$2" mixed '^dist job piggyback 6 2$' 1 "one job of 6 reduce operators, 2 fused"
-  check_jobs "$1" "$2" mixed '^dist job (piggyback|fused) ' 1 "no other reduce job"
+  check_mixed "$1" "$2" "$4"
+}
+# check_mixed CASE OUT NP: the mixed piggyback case (mixed.dml) at NP
+# ranks: 6 reduce operators in one job, 2 of them fused. At 4 ranks the
+# pinned constants fuse X = X * 3 - 1 into the aggregates of X instead:
+# those fused reduces then read the rand output, not X, and make one job
+# of their own beside a job of the other reduces. Two such plans: 4
+# fused column and full aggregates beside 2 basic ones, or (the model
+# prices the full aggregates that share a subexpression as the one MAgg
+# operator that computes it once) sum(X), sum(X ^ 2 * 3 + X) and
+# max(exp(X) - X) in one MAgg and colSums(X * X + 2 * X) fused, beside
+# the 3 basic ones
+check_mixed() {
+  if [ "$3" = 4 ] && [ "$(part_jobs "$2" mixed '^dist job fused 4$')" = 1 ]; then
+    check_jobs "mixed piggyback $1" "$2" mixed '^dist job piggyback 2 0$' 1 "with 4 fused: one job of the other 2"
+    check_jobs "mixed piggyback $1" "$2" mixed '^dist job (piggyback|fused) ' 2 "no other reduce job"
+  elif [ "$3" = 4 ] && [ "$(part_jobs "$2" mixed '^dist job fused 2$')" = 1 ]; then
+    check_jobs "mixed piggyback $1" "$2" mixed '^dist job piggyback 3 0$' 1 "with a MAgg and a Cell fused: one job of the other 3"
+    check_jobs "mixed piggyback $1" "$2" mixed '^dist job (piggyback|fused) ' 2 "no other reduce job"
+  else
+    check_jobs "mixed piggyback $1" "$2" mixed '^dist job piggyback 6 2$' 1 "one job of 6 reduce operators, 2 fused"
+    check_jobs "mixed piggyback $1" "$2" mixed '^dist job (piggyback|fused) ' 1 "no other reduce job"
+  fi
 }
 if ! lb 7 -f "$tmp/ga.dml" -args "$tmp/ga/l/" $ga_args > "$tmp/ga/l.out" 2>&1; then
   bad "group A: the local run failed: $(tail -n 3 "$tmp/ga/l.out")"
@@ -735,7 +755,7 @@ wd_runs=(-f sw.dml -config "$tmp/bs7.xml" -stats -args "$tmp/sw/d/" $ga_args -ou
 # (run in the launch of the other machine's watcher's kill, at the end;
 # checked after it)
 check_so() {
-  check_ga "script not on workers" "$tmp/sw/d.out" "$tmp/sw/d"
+  check_ga "script not on workers" "$tmp/sw/d.out" "$tmp/sw/d" 4
   if [ -n "$so_run" ]; then
     compare "sourced files not on workers (decoys on rank 1, none on ranks 2-3)" "$tmp/so/l" "$tmp/so/d"
     # (6 iterations on 4 ranks)
@@ -1104,7 +1124,7 @@ print(toString(R))' "^<script>:5:[0-9]*: error: rank 1: eval: unknown function '
     if grep -qE "^  \(remote parfor plans: 1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled 0 programs or functions; [1-9][0-9]* functions came from rank 0 on request\)$" "$tmp/pfl/d.out"
     then ok; else bad "parfor, rank 1's library differs: a worker compiled or dropped a copy, or no function came from rank 0: $(grep 'parfor plans' "$tmp/pfl/d.out")"; fi
   fi
-  if [ -n "${ga_queued:-}" ]; then check_ga "group A (np 3, bs7)" "$tmp/ga/d.out" "$tmp/ga/d"; fi
+  if [ -n "${ga_queued:-}" ]; then check_ga "group A (np 3, bs7)" "$tmp/ga/d.out" "$tmp/ga/d" 3; fi
   # the same under a plain mpirun: rank 0 traces the ranks on its machine
   # (ptrace), so it sees rank 2's end, and its signal, before mpirun's
   # daemon can collect it. Where this machine does not allow tracing
@@ -1308,17 +1328,7 @@ check_gb() {
     check_jobs "fused piggyback $c" "$d.out" fg '^dist job piggyback [0-9]+ 3$' 1 "one job with 3 fused reduce operators"
     check_jobs "fused piggyback $c" "$d.out" fg '^dist job (piggyback|fused) ' 1 "no other reduce job"
     check_jobs "weighted table $c" "$d.out" wtable '^dist job table$' 5 "a table job each"
-    # mixed: 6 reduce operators in one job, 2 of them fused; at 4 ranks
-    # the pinned constants fuse X = X * 3 - 1 into the column aggregates
-    # too: the 4 fused reduces then read the rand output, not X, and make
-    # one group of their own beside a job of the other 2
-    if [ "$1" = 4 ] && [ "$(part_jobs "$d.out" mixed '^dist job fused 4$')" = 1 ]; then
-      check_jobs "mixed piggyback $c" "$d.out" mixed '^dist job piggyback 2 0$' 1 "with 4 fused: one job of the other 2"
-      check_jobs "mixed piggyback $c" "$d.out" mixed '^dist job (piggyback|fused) ' 2 "no other reduce job"
-    else
-      check_jobs "mixed piggyback $c" "$d.out" mixed '^dist job piggyback 6 2$' 1 "one job of 6 reduce operators, 2 fused"
-      check_jobs "mixed piggyback $c" "$d.out" mixed '^dist job (piggyback|fused) ' 1 "no other reduce job"
-    fi
+    check_mixed "$c" "$d.out" "$1"
   done
 }
 # (-explain runtime shows the fused operators of a block that prints its
