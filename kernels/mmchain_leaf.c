@@ -1,6 +1,7 @@
 /* mmchain_leaf.c: leaf kernels of mmchain.c (see leaf.h): one row block
  * of t(X) %*% (w * (X %*% v)), dense (AVX-512: groups of 16 and 8 rows
- * through intrinsics; every level: groups of 4 rows with `omp simd`
+ * through intrinsics, X of at most 16 columns and one column of v in
+ * groups of 8 with the result in registers; every level: groups of 4 rows with `omp simd`
  * reductions) or sparse. The dot products' `omp simd` reductions follow
  * the vector width, so the levels differ in the last bits (each is the
  * same for every thread count). */
@@ -47,6 +48,20 @@ static inline __m512d chain_hsum8(const __m512d d[8])
                                _mm512_shuffle_f64x2(t[2], t[3], 0xdd));
     return _mm512_add_pd(_mm512_shuffle_f64x2(u0, u1, 0x88), _mm512_shuffle_f64x2(u0, u1, 0xdd));
 }
+
+/* The lanes of mask mt of the 8 doubles at p, the others 0 (kv: those
+ * lanes' bits all set): a whole load where p + 8 lies inside x (full),
+ * the lanes kept by a bitwise and, else a masked load; the same values
+ * either way. Masked loads were the slow part of the narrow loops on AMD
+ * Zen 5 (GCC folds a load then a zero-masking move into one, hence the
+ * and). */
+static inline __m512d chain_lanes(const double *p, __mmask8 mt, __m512d kv, bool full)
+{
+    if (mt == 0xff) return _mm512_loadu_pd(p);
+    return full ? _mm512_and_pd(_mm512_loadu_pd(p), kv) : _mm512_maskz_loadu_pd(mt, p);
+}
+
+static inline __m512d chain_kv(__mmask8 mt) { return _mm512_castsi512_pd(_mm512_maskz_set1_epi64(mt, -1)); }
 
 /* Dense x, AVX-512: acc (c x n) += q_il * x_i for the G rows i of one
  * group starting at x_i0 (G = 8 or 16, a constant after inlining). Per
@@ -119,6 +134,55 @@ chain_group(const KChain *ch, int64_t i0, int G, int PF, double *restrict acc)
     }
 }
 
+/* Dense x of n <= 8 * NV columns (NV = 1 or 2, a literal), one column of
+ * v (c = 1, w of one column or none), AVX-512: the rows of [r0, r1) in
+ * groups of 8 with acc in registers over the whole range; returns the
+ * first row not done (at most 7 before r1). Each row's vectors are
+ * loaded once and serve its dot product and its update. The same sums
+ * in the same order as chain_group (the dot products by vector, then
+ * chain_hsum8; acc updated row after row), so the same bits. chain_group
+ * kept acc in memory and its group's 32 vectors did not fit the
+ * registers: at 10 columns it took 53 ms over 5e6 rows (2 threads, Zen
+ * 5), 5x a plain read, 6x its own time at 16 columns. */
+static inline __attribute__((always_inline)) int64_t
+chain_narrow(const KChain *ch, int64_t r0, int64_t r1, double *restrict acc, int NV)
+{
+    const int64_t n = ch->x->cols, end = ch->x->rows * n;
+    const double *X = ch->x->d;
+    const __mmask8 m0 = NV == 1 ? (__mmask8)((1u << n) - 1) : (__mmask8)0xff;
+    const __mmask8 m1 = NV == 2 ? (__mmask8)((1u << (n - 8)) - 1) : 0;
+    const __m512d k0 = chain_kv(m0), k1 = chain_kv(m1);
+    const __m512d v0 = _mm512_maskz_loadu_pd(m0, ch->v), v1 = NV == 2 ? _mm512_maskz_loadu_pd(m1, ch->v + 8) : v0;
+    __m512d a0 = _mm512_maskz_loadu_pd(m0, acc), a1 = NV == 2 ? _mm512_maskz_loadu_pd(m1, acc + 8) : a0;
+    int64_t i = r0;
+    for (; i + 8 <= r1; i += 8) {
+        const double *x = X + i * n;
+        /* whole vectors while the group's last one ends inside x */
+        const bool full = (i + 7) * n + 8 * NV <= end;
+        __m512d x0[8], x1[8], d[8];
+        #pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            x0[k] = NV == 1 ? chain_lanes(x + k * n, m0, k0, full) : _mm512_loadu_pd(x + k * n);
+            d[k] = _mm512_fmadd_pd(x0[k], v0, _mm512_setzero_pd());
+            if (NV == 2) {
+                x1[k] = chain_lanes(x + k * n + 8, m1, k1, full);
+                d[k] = _mm512_fmadd_pd(x1[k], v1, d[k]);
+            }
+        }
+        __m512d q = chain_hsum8(d);
+        if (ch->w) q = _mm512_mul_pd(q, _mm512_loadu_pd(ch->w + i));
+        #pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            const __m512d qk = _mm512_permutexvar_pd(_mm512_set1_epi64(k), q);
+            a0 = _mm512_fmadd_pd(qk, x0[k], a0);
+            if (NV == 2) a1 = _mm512_fmadd_pd(qk, x1[k], a1);
+        }
+    }
+    _mm512_mask_storeu_pd(acc, m0, a0);
+    if (NV == 2) _mm512_mask_storeu_pd(acc + 8, m1, a1);
+    return i;
+}
+
 /* Dense x, AVX-512: rows of [r0, r1) in groups of 16, then one of 8 if
  * 8 or more are left (chain_group); returns the first row not done (at
  * most 7 before r1). 16 rows per group read x at about the speed of a
@@ -127,6 +191,9 @@ chain_group(const KChain *ch, int64_t i0, int G, int PF, double *restrict acc)
  * stores of acc). */
 static int64_t chain_dense16(const KChain *ch, int64_t r0, int64_t r1, double *restrict acc)
 {
+    const int64_t n = ch->x->cols;
+    if (ch->c == 1 && (!ch->w || ch->wc == 1) && n >= 1 && n <= 16)
+        return n <= 8 ? chain_narrow(ch, r0, r1, acc, 1) : chain_narrow(ch, r0, r1, acc, 2);
     int64_t i = r0;
     if ((double)ch->x->rows * (double)ch->x->cols * sizeof(double) > CHAIN_PF_MIN)
         for (; i + 16 <= r1; i += 16) chain_group(ch, i, 16, 1, acc);

@@ -608,7 +608,7 @@ static void test_mmchain(void)
 {
     static const int64_t shapes[][2] = {
         {0, 4}, {4, 0}, {1, 1}, {9, 1}, {1, 9}, {50, 6}, {6, 50}, {3000, 60}, {400, 700},
-        {37, 3}, {2001, 13}, {5, 9},
+        {37, 3}, {2001, 13}, {5, 9}, {203, 10}, {96, 8}, {77, 16}, {1003, 5},
     };
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         for (int sp = 0; sp < 4; sp++)
@@ -732,7 +732,7 @@ static void test_mmchain_blocks(void)
  * (like BLAS); 1 and 2 threads agree bitwise. */
 static void test_mmchain_nonfinite(void)
 {
-    static const int64_t shapes[][2] = { {7, 5}, {9, 1}, {1, 9}, {2100, 37} };
+    static const int64_t shapes[][2] = { {7, 5}, {9, 1}, {1, 9}, {2100, 37}, {203, 10}, {48, 8}, {64, 13} };
     static const double bad[] = { NAN, INFINITY, -INFINITY };
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         for (int where = 0; where < 3; where++)       /* x, v, w */
@@ -775,6 +775,43 @@ static void test_mmchain_nonfinite(void)
                     }
                     mb_release(xd); mb_release(xs); mb_release(v); mb_release(w);
                 }
+    br_set_threads(2);
+}
+
+/* The narrow dense kernel (AVX-512 chain_narrow, X of at most 16
+ * columns, one column of v): a group's row tails are read as whole
+ * vectors reaching into the next row, whose lanes must not take part.
+ * A dense X without zeros (so no fallback to the two products) and v
+ * without zeros, one +Inf in row r at column j: the exact result has
+ * +Inf in every cell (all values positive); a next-row Inf leaking into
+ * row r - 1's dot product as Inf * 0 would make NaN there. Every r and j
+ * around the group boundaries, widths 1..16, against the IEEE reference,
+ * 1 and 2 threads. */
+static void test_mmchain_narrow(void)
+{
+    static const int64_t ns[] = { 1, 2, 3, 5, 7, 8, 9, 10, 13, 15, 16 };
+    const int64_t m = 35;
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (int64_t r = 1; r < m; r += 3) {
+            int64_t n = ns[a], j = (r / 3) % n;
+            BrErr e = {0};
+            MB *x = mb_dense(m, n, &e), *v = mb_dense(n, 1, &e);
+            for (int64_t i = 0; i < m * n; i++) x->d[i] = 0.5 + (double)((i * 7) % 11) / 16;
+            for (int64_t i = 0; i < n; i++) v->d[i] = 0.25 + (double)(i % 3) / 8;
+            x->d[r * n + j] = INFINITY;
+            mb_recount_nnz(x);
+            mb_recount_nnz(v);
+            MB *ref = ref_chain_ieee(x, v, NULL);
+            for (int th = 1; th <= 2; th++) {
+                br_set_threads(th);
+                MB *got = k_mmchain(x, v, NULL, &e);
+                T_CHECK(got && valid(got), "mmchain narrow valid: %s", e.msg);
+                if (got) T_MB_EQ(got, ref, 0, "mmchain narrow %lldx%lld Inf at (%lld, %lld) th %d", (long long)m,
+                                 (long long)n, (long long)r, (long long)j, th);
+                mb_release(got);
+            }
+            mb_release(ref); mb_release(x); mb_release(v);
+        }
     br_set_threads(2);
 }
 
@@ -1230,6 +1267,7 @@ int main(void)
     ref_skip_left = false;
     test_fin_flag();
     test_mmchain_groups();
+    test_mmchain_narrow();
     test_errors();
     test_one_cell();
     test_conformance_values();
