@@ -1,10 +1,10 @@
 /* mmchain_leaf.c: leaf kernels of mmchain.c (see leaf.h): one row block
  * of t(X) %*% (w * (X %*% v)), dense (AVX-512: groups of 16 and 8 rows
  * through intrinsics, X of at most 16 columns and one column of v in
- * groups of 8 with the result in registers; every level: groups of 4 rows with `omp simd`
- * reductions) or sparse. The dot products' `omp simd` reductions follow
- * the vector width, so the levels differ in the last bits (each is the
- * same for every thread count). */
+ * groups of 8 with the result in registers; every level: groups of 4
+ * rows with `omp simd` reductions) or sparse. The dot products' `omp
+ * simd` reductions follow the vector width, so the levels differ in the
+ * last bits (each is the same for every thread count). */
 #include "leaf.h"
 
 #include <math.h>
@@ -192,7 +192,7 @@ chain_narrow(const KChain *ch, int64_t r0, int64_t r1, double *restrict acc, int
 static int64_t chain_dense16(const KChain *ch, int64_t r0, int64_t r1, double *restrict acc)
 {
     const int64_t n = ch->x->cols;
-    if (ch->c == 1 && (!ch->w || ch->wc == 1) && n >= 1 && n <= 16)
+    if (ch->c == 1 && (!ch->w || ch->wc == 1) && n <= 16)
         return n <= 8 ? chain_narrow(ch, r0, r1, acc, 1) : chain_narrow(ch, r0, r1, acc, 2);
     int64_t i = r0;
     if ((double)ch->x->rows * (double)ch->x->cols * sizeof(double) > CHAIN_PF_MIN)
