@@ -116,7 +116,13 @@ static MB *chain_one_pass(const MB *x, const MB *v, const MB *w, BrErr *e)
     KChain ch = { x, vv, w ? (wd ? wd->d : w->d) : NULL, c, w ? w->cols : 1, 0, 0 };
     chain_blocks(&ch);
     bool tr = !x->sparse && c > 1;      /* accumulate c x n, transpose at the end */
-    if (!br_mul_ok(nc * sizeof(double), (size_t)ch.nb, &bytes)) { chain_oom(e); goto done; }
+    /* each block's partial on lines of its own (a stride of whole
+     * 128-byte pairs of lines): blocks next to each other run at the
+     * same time on two threads, and their shared line went back and
+     * forth between the cores (and every other partial of 100 values
+     * started half a line off, its loads split) */
+    size_t ps = (nc + 15) / 16 * 16;
+    if (!br_mul_ok(ps * sizeof(double), (size_t)ch.nb, &bytes)) { chain_oom(e); goto done; }
     if (!(part = br_alloc_aligned(bytes)) ||
         !(qs = br_malloc((size_t)ch.nb * (size_t)c * sizeof(double)))) { chain_oom(e); goto done; }
     if (tr) {
@@ -131,7 +137,7 @@ static MB *chain_one_pass(const MB *x, const MB *v, const MB *w, BrErr *e)
     const KMmchainLeaf *L = k_leaves(k_isa())->mmchain;
     #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
     for (int64_t b = 0; b < ch.nb; b++) {
-        double *acc = part + (size_t)b * nc;
+        double *acc = part + (size_t)b * ps;
         memset(acc, 0, nc * sizeof(double));
         int64_t r0 = chain_row0(&ch, b), r1 = chain_row0(&ch, b + 1);
         if (x->sparse) L->sparse(&ch, r0, r1, acc, qs + b * c);
@@ -143,8 +149,8 @@ static MB *chain_one_pass(const MB *x, const MB *v, const MB *w, BrErr *e)
         if (TP > pairs) TP = (int)pairs;
         #pragma omp parallel for num_threads(TP) if (TP > 1)
         for (int64_t b = 0; b < ch.nb - s; b += 2 * s) {
-            double *pa = part + (size_t)b * nc;
-            const double *pb = part + (size_t)(b + s) * nc;
+            double *pa = part + (size_t)b * ps;
+            const double *pb = part + (size_t)(b + s) * ps;
             #pragma omp simd
             for (size_t k = 0; k < nc; k++) pa[k] += pb[k];
         }

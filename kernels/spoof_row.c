@@ -444,7 +444,7 @@ static bool run_rows(const RCtx *x, int64_t ra, int64_t rb, double *out, int64_t
 {
     const SpoofRow *op = x->op;
     int n = op->in.n;
-    double *tmp = br_malloc((size_t)BR_MAX(x->tmpn, 1) * sizeof(double));
+    double *tmp = br_alloc_aligned((size_t)BR_MAX(x->tmpn, 1) * sizeof(double));   /* lines: cgen_c.c emit_blk_buffers */
     const double **P = malloc(((size_t)n + 2) * sizeof *P);
     int64_t *S = malloc(((size_t)n + 2) * sizeof *S);
     double *rows = NULL;
@@ -498,7 +498,7 @@ static bool run_rows(const RCtx *x, int64_t ra, int64_t rb, double *out, int64_t
         }
     }
 done:
-    free(tmp); free(P); free(S); free(rows);
+    br_free_aligned(tmp); free(P); free(S); free(rows);
     return ok;
 }
 
@@ -586,25 +586,32 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
         tq_init(&x, &nsb);
         look_choose(&x, &nsb, nsb0);
     }
-    double *parts = br_malloc((size_t)nsb * (size_t)BR_MAX(x.psize, 1) * sizeof(double));
+    /* each partial on cache lines of its own (a stride of whole 128-byte
+     * pairs of lines, 64-byte aligned): super-blocks next to each other
+     * run at the same time on two threads, and a shared line between
+     * partials that every row updates went back and forth between the
+     * cores on every row (GLM's t(X) %*% (y - exp(X %*% b)) over 100
+     * columns: 21 ms, 6.3 ms with lines of their own) */
+    const int64_t pst = (BR_MAX(x.psize, 1) + 15) / 16 * 16;
+    double *parts = br_alloc_aligned((size_t)nsb * (size_t)pst * sizeof(double));
     if (!parts) { rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
     for (int64_t b = 0; b < nsb; b++)
-        for (int t = 0; t < x.nout; t++) init_partial(&x.out[t], parts + b * x.psize + x.off[t]);
+        for (int t = 0; t < x.nout; t++) init_partial(&x.out[t], parts + b * pst + x.off[t]);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells, nsb))
     for (int64_t b = 0; b < nsb; b++) {
         int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
-        if (ra < rb && !run_rows(&x, ra, rb, parts + b * x.psize, 0, false)) fail = true;
+        if (ra < rb && !run_rows(&x, ra, rb, parts + b * pst, 0, false)) fail = true;
     }
-    if (fail) { free(parts); rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
+    if (fail) { br_free_aligned(parts); rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
     double *tot = parts;    /* merged into the first partial, in order */
     for (int64_t b = 1; b < nsb; b++)
-        for (int t = 0; t < x.nout; t++) merge_partial(&x.out[t], tot + x.off[t], parts + b * x.psize + x.off[t]);
+        for (int t = 0; t < x.nout; t++) merge_partial(&x.out[t], tot + x.off[t], parts + b * pst + x.off[t]);
     bool multi = op->var == SPR_MULTI;
     for (int t = 0; t < x.nout && !rc; t++) {
         rc = final_output(&x.out[t], tot + x.off[t], M, x.sparse_main, multi ? &out[t] : out, multi ? &res[t] : res, e);
         if (rc) for (int u = 0; multi && u < t; u++) if (x.out[u].var != SPR_FULL_AGG) { mb_release(out[u]); out[u] = NULL; }
     }
-    free(parts);
+    br_free_aligned(parts);
     rctx_free(&x);
     return rc;
 }
