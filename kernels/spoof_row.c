@@ -439,6 +439,49 @@ bool k_spoof_row_cla_ok(const SpoofRow *op)
     return true;
 }
 
+/* Rows [ra, rb) with sparse side inputs (x->exp) into out: blocks of EXP_ROWS rows (fewer for wide inputs), each
+ * expanded input's rows of the block dense in scratch, one call of the
+ * operator per block, so a dense main's blocked products run (one call per
+ * row took no blocked path: MLogreg's t(X) %*% (P[, 1:K] - Y[, 1:K])
+ * with a one-hot Y ran row by row). The generated code addresses row i
+ * of input k at P[k] + i * S[k]: P[k] is set to the scratch less the
+ * block's first row. */
+#define EXP_ROWS 1024
+#define EXP_CELLS 65536
+static bool exp_blocks(const RCtx *x, int64_t ra, int64_t rb, int64_t width, double *out, int64_t ldo,
+                       bool rowout, const double **P, int64_t *S, double *tmp)
+{
+    const SpoofRow *op = x->op;
+    int n = op->in.n;
+    int64_t B = BR_MAX(64, BR_MIN(EXP_ROWS, EXP_CELLS / width));
+    double *buf = br_malloc((size_t)x->nexp * (size_t)B * (size_t)width * sizeof(double));
+    if (!buf) return false;
+    for (int64_t i0 = ra; i0 < rb; i0 += B) {
+        int64_t i1 = BR_MIN(rb, i0 + B);
+        for (int k = 0, q = 0; k < n; k++) {
+            if (!x->exp[k]) continue;
+            const MB *m = op->in.m[k];
+            int64_t w = m->cols;
+            double *r = buf + (size_t)q * (size_t)B * (size_t)width;
+            memset(r, 0, (size_t)(i1 - i0) * (size_t)w * sizeof(double));
+            for (int64_t i = i0; i < i1; i++)
+                for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[(i - i0) * w + m->ci[p]] = m->v[p];
+            P[k] = (const double *)((uintptr_t)r - (uintptr_t)i0 * (uintptr_t)w * sizeof(double));
+            S[k] = w;
+            q++;
+        }
+        double *o = rowout ? out + (i0 - ra) * ldo : out;
+        if (x->sparse_main) {
+            const MB *m = op->in.m[op->main];
+            op->fs(P, S, op->L, op->in.sc, i0, i1, m->rp, m->ci, m->v, o, ldo, tmp);
+        } else {
+            op->fd(P, S, op->L, op->in.sc, i0, i1, o, ldo, tmp);
+        }
+    }
+    free(buf);
+    return true;
+}
+
 /* Rows [ra, rb) into out (output rows at row ra, or a partial). */
 static bool run_rows(const RCtx *x, int64_t ra, int64_t rb, double *out, int64_t ldo, bool rowout)
 {
@@ -447,7 +490,6 @@ static bool run_rows(const RCtx *x, int64_t ra, int64_t rb, double *out, int64_t
     double *tmp = br_alloc_aligned((size_t)BR_MAX(x->tmpn, 1) * sizeof(double));   /* lines: cgen_c.c emit_blk_buffers */
     const double **P = malloc(((size_t)n + 2) * sizeof *P);
     int64_t *S = malloc(((size_t)n + 2) * sizeof *S);
-    double *rows = NULL;
     bool ok = tmp && P && S;
     if (!ok) goto done;
     memcpy(P, x->P, (size_t)n * sizeof *P);
@@ -474,31 +516,12 @@ static bool run_rows(const RCtx *x, int64_t ra, int64_t rb, double *out, int64_t
         op->fs(P, S, op->L, op->in.sc, ra, rb, m->rp, m->ci, m->v, out, ldo, tmp);
         goto done;
     }
-    /* expansion scratch: one row per expanded sparse input */
+    /* x->per_row with expanded inputs: by blocks of rows */
     int64_t width = 1;
     for (int k = 0; k < n; k++) if (x->exp[k]) width = BR_MAX(width, op->L[k]);
-    rows = br_calloc((size_t)BR_MAX(x->nexp, 1) * (size_t)width, sizeof(double));
-    if (!rows) { ok = false; goto done; }
-    for (int k = 0, q = 0; k < n; k++)
-        if (x->exp[k]) { P[k] = rows + (size_t)q * (size_t)width; S[k] = 0; q++; }
-    for (int64_t i = ra; i < rb; i++) {
-        for (int k = 0; k < n; k++) {
-            if (!x->exp[k]) continue;
-            const MB *m = op->in.m[k];
-            double *r = (double *)P[k];
-            memset(r, 0, (size_t)m->cols * sizeof(double));
-            for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = m->v[p];
-        }
-        double *o = rowout ? out + (i - ra) * ldo : out;
-        if (x->sparse_main) {
-            const MB *m = op->in.m[op->main];
-            op->fs(P, S, op->L, op->in.sc, i, i + 1, m->rp, m->ci, m->v, o, ldo, tmp);
-        } else {
-            op->fd(P, S, op->L, op->in.sc, i, i + 1, o, ldo, tmp);
-        }
-    }
+    ok = exp_blocks(x, ra, rb, width, out, ldo, rowout, P, S, tmp);
 done:
-    br_free_aligned(tmp); free(P); free(S); free(rows);
+    br_free_aligned(tmp); free(P); free(S);
     return ok;
 }
 

@@ -384,6 +384,42 @@ static void test_row_b1(bool quick)
         }
 }
 
+/* Row plans whose side inputs are sparse (spoof_row.c exp_blocks: their
+ * rows expanded by blocks of up to 1024 rows, one call of the operator
+ * per block): a one-hot-like Y in t(X) %*% (X %*% V - Y) (the blocked
+ * products of MLogreg's gradient) and X %*% V + Y (output rows), and a
+ * wide sparse Z (blocks of 64 rows) in rowSums(X * Z), over dense and
+ * sparse X and row counts across several blocks and inside one: equal
+ * to the unfused plan under every policy. */
+static void test_row_exp(bool quick)
+{
+    static const int64_t shapes[][3] = {{2500, 12, 4}, {37, 9, 5}, {1500, 1300, 3}};
+    int nshape = quick ? 1 : T_SAN ? 2 : 3;
+    const char *nm[] = {"X1", "X2", "X3", "V1", "V2", "Y", "Z"};
+    const char *on[] = {"o1", "o2", "o3"};
+    const char *src = "o1 = t(X1) %*% ((X1 %*% V1) - Y)\n"
+                      "o2 = X2 %*% V2 + Y\n"
+                      "o3 = rowSums(X3 * Z)\n";
+    for (int s = 0; s < nshape; s++)
+        for (int sp = 0; sp < 2; sp++) {
+            int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+            MB *ins[7];
+            ins[0] = t_gen(m, n, sp ? 0.1 : 1, -1, 1, sp > 0);
+            ins[1] = mb_retain(ins[0]);
+            ins[2] = mb_retain(ins[0]);
+            ins[3] = t_gen(n, k, 1, -1, 1, false);
+            ins[4] = t_gen(n, k, 1, -1, 1, false);
+            ins[5] = t_gen(m, k, 0.25, 0, 1, true);
+            ins[6] = t_gen(m, n, 0.05, -1, 1, true);
+            T_CHECK(ins[5]->sparse && ins[6]->sparse, "row exp: sparse side inputs");
+            char what[96];
+            snprintf(what, sizeof what, "row exp %lldx%lld k %lld %s", (long long)m, (long long)n, (long long)k,
+                     sp ? "sparse" : "dense");
+            check_all(what, src, 7, nm, ins, 3, on, 1e-10, 0, NULL);
+            for (int v = 0; v < 7; v++) mb_release(ins[v]);
+        }
+}
+
 /* Integer-valued copy of x (values in -3..3, non-zeros stay non-zero):
  * distances are exact, so argmin ties are frequent and must resolve as in
  * the unfused kernel (the last extreme index). Caller releases. */
@@ -2352,6 +2388,7 @@ int main(void)
         RUN(fx_outer, th == 1 ? fuzz_n(5) : 2);
         if (th == 1) RUN(fx_stratstats);
         RUN(test_row_b1, th == 2);
+        RUN(test_row_exp, th == 2);
         RUN(test_row_kmeans, th == 2);
         RUN(test_row_update, th == 2);
         if (th == 1) RUN(test_row_bool_sum);
