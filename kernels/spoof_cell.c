@@ -660,8 +660,11 @@ static MB *run_col(const Ctx *x, BrErr *e)
     bool fail = !parts || !out;
     double init = agg == SPA_MIN ? INFINITY : agg == SPA_MAX ? -INFINITY : 0;
     for (int64_t b = 0; b < nsb && !fail; b++) {
-        parts[b].s = br_malloc((size_t)BR_MAX(N, 1) * sizeof(double));
-        parts[b].c = br_calloc((size_t)BR_MAX(N, 1), sizeof(double));
+        /* on lines of their own: neighbouring super-blocks run at the
+         * same time and update every column each row */
+        size_t pb = (size_t)(BR_MAX(N, 1) + 15) / 16 * 16 * sizeof(double);
+        parts[b].s = br_alloc_aligned(pb);
+        parts[b].c = br_calloc_aligned(pb);
         if (mm_cnt) parts[b].cnt = br_calloc((size_t)BR_MAX(N, 1), sizeof(int64_t));
         if (!parts[b].s || !parts[b].c || (mm_cnt && !parts[b].cnt)) { fail = true; break; }
         for (int64_t j = 0; j < N; j++) parts[b].s[j] = init;
@@ -714,7 +717,11 @@ static MB *run_col(const Ctx *x, BrErr *e)
             out->d[j] = agg == SPA_MEAN ? v / (double)M : v;
         }
     }
-    for (int64_t b = 0; parts && b < nsb; b++) { free(parts[b].s); free(parts[b].c); free(parts[b].cnt); }
+    for (int64_t b = 0; parts && b < nsb; b++) {
+        br_free_aligned(parts[b].s);
+        br_free_aligned(parts[b].c);
+        free(parts[b].cnt);
+    }
     free(parts);
     if (fail) { mb_release(out); br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
     return finish_counted(out, e);

@@ -473,15 +473,19 @@ int k_spoof_outer(const SpoofOuter *op, MB **out, double *res, BrErr *e)
          * factor row then serves more non-zeros from the cache) */
         int64_t sbmax = factor_bytes(&x) ? SB_MAX_BLK : SB_MAX;
         int64_t nsb = BR_MAX(1, BR_MIN(BR_MIN((nnz + SB_NNZ - 1) / SB_NNZ, sbmax), BR_MAX(R, 1)));
-        double *parts = br_calloc((size_t)nsb * 2, sizeof(double));
+        /* each super-block's sum and compensation on a line pair of its
+         * own: the operator updates them every row, and neighbouring
+         * super-blocks run at the same time */
+        enum { PS = 16 };
+        double *parts = br_calloc_aligned((size_t)nsb * PS * sizeof(double));
         if (!parts) { fail = true; break; }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(work, nsb))
         for (int64_t b = 0; b < nsb; b++)
-            if (!run_range(&x, op->frow, b * R / nsb, (b + 1) * R / nsb, parts + 2 * b, 0, 1)) fail = true;
+            if (!run_range(&x, op->frow, b * R / nsb, (b + 1) * R / nsb, parts + PS * b, 0, 1)) fail = true;
         double s = 0, c = 0;
-        for (int64_t b = 0; b < nsb; b++) { kadd(&s, &c, parts[2 * b]); kadd(&s, &c, parts[2 * b + 1]); }
+        for (int64_t b = 0; b < nsb; b++) { kadd(&s, &c, parts[PS * b]); kadd(&s, &c, parts[PS * b + 1]); }
         *res = s + c;
-        free(parts);
+        br_free_aligned(parts);
         break;
     }
     case SPO_LEFT: case SPO_RIGHT: case SPO_RIGHT_T: {
