@@ -439,10 +439,12 @@ bool k_spoof_row_cla_ok(const SpoofRow *op)
     return true;
 }
 
-/* Rows [ra, rb) with sparse side inputs (x->exp) into out: blocks of EXP_ROWS rows (fewer for wide inputs), each
+/* Rows [ra, rb) with sparse side inputs (x->exp) into out: blocks of
+ * EXP_ROWS rows, fewer for wide inputs (EXP_CELLS cells of the widest a
+ * block; down to one row, so the scratch stays that small), each
  * expanded input's rows of the block dense in scratch, one call of the
- * operator per block, so a dense main's blocked products run (one call per
- * row took no blocked path: MLogreg's t(X) %*% (P[, 1:K] - Y[, 1:K])
+ * operator per block, so a dense main's blocked products run (one call
+ * per row took no blocked path: MLogreg's t(X) %*% (P[, 1:K] - Y[, 1:K])
  * with a one-hot Y ran row by row). The generated code addresses row i
  * of input k at P[k] + i * S[k]: P[k] is set to the scratch less the
  * block's first row. */
@@ -453,7 +455,7 @@ static bool exp_blocks(const RCtx *x, int64_t ra, int64_t rb, int64_t width, dou
 {
     const SpoofRow *op = x->op;
     int n = op->in.n;
-    int64_t B = BR_MAX(64, BR_MIN(EXP_ROWS, EXP_CELLS / width));
+    int64_t B = BR_MAX(1, BR_MIN(EXP_ROWS, EXP_CELLS / width));
     double *buf = br_malloc((size_t)x->nexp * (size_t)B * (size_t)width * sizeof(double));
     if (!buf) return false;
     for (int64_t i0 = ra; i0 < rb; i0 += B) {

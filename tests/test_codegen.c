@@ -388,13 +388,14 @@ static void test_row_b1(bool quick)
  * rows expanded by blocks of up to 1024 rows, one call of the operator
  * per block): a one-hot-like Y in t(X) %*% (X %*% V - Y) (the blocked
  * products of MLogreg's gradient) and X %*% V + Y (output rows), and a
- * wide sparse Z (blocks of 64 rows) in rowSums(X * Z), over dense and
+ * wide sparse Z (blocks of 50 rows, and of one row past 65536 columns)
+ * in rowSums(X * Z), over dense and
  * sparse X and row counts across several blocks and inside one: equal
  * to the unfused plan under every policy. */
 static void test_row_exp(bool quick)
 {
-    static const int64_t shapes[][3] = {{2500, 12, 4}, {37, 9, 5}, {1500, 1300, 3}};
-    int nshape = quick ? 1 : T_SAN ? 2 : 3;
+    static const int64_t shapes[][3] = {{2500, 12, 4}, {37, 9, 5}, {1500, 1300, 3}, {40, 70000, 2}};
+    int nshape = quick ? 1 : T_SAN ? 2 : 4;
     const char *nm[] = {"X1", "X2", "X3", "V1", "V2", "Y", "Z"};
     const char *on[] = {"o1", "o2", "o3"};
     const char *src = "o1 = t(X1) %*% ((X1 %*% V1) - Y)\n"
