@@ -221,15 +221,65 @@ tsmm_pass(const double *p, int64_t S, int64_t R, int AB, int q0, int q1, v4d acc
         for (int q = q0; q < q1; q++) acc[AB * 4 + a][q] += t[a][q - q0];
 }
 
+#if defined(__AVX512F__)
+/* Block rows [A0, A1) of the chunk's upper block triangle in one pass
+ * over its R rows (at most 24 accumulators: 4 (NV - ab) a block row), the
+ * row's vectors from A0 on loaded once. With AVX-512's 32 registers a
+ * pass per block row left the last ones with 4 or 8 accumulators, so
+ * their FMAs waited on each other (t(X) %*% X over 5e6 x 10: 3 passes,
+ * the last latency-bound); each cell still sums its rows in order. */
+static inline __attribute__((always_inline)) void
+tsmm_band(const double *p, int64_t S, int64_t R, int A0, int A1, int NV, v4d acc[16][4])
+{
+    v4d t[4][4][4];
+#pragma GCC unroll 4
+    for (int ab = A0; ab < A1; ab++)
+#pragma GCC unroll 4
+        for (int q = ab; q < NV; q++)
+#pragma GCC unroll 4
+            for (int a = 0; a < 4; a++) t[ab - A0][q][a] = (v4d){0, 0, 0, 0};
+    for (int64_t r = 0; r < R; r++) {
+        const double *xr = p + r * S;
+        v4d b[4];
+#pragma GCC unroll 4
+        for (int q = A0; q < NV; q++) b[q] = *(const v4du *)(xr + 4 * q);
+#pragma GCC unroll 4
+        for (int ab = A0; ab < A1; ab++)
+#pragma GCC unroll 4
+            for (int a = 0; a < 4; a++) {
+                const double s = xr[ab * 4 + a];
+#pragma GCC unroll 4
+                for (int q = ab; q < NV; q++) t[ab - A0][q][a] += s * b[q];
+            }
+    }
+#pragma GCC unroll 4
+    for (int ab = A0; ab < A1; ab++)
+#pragma GCC unroll 4
+        for (int a = 0; a < 4; a++)
+#pragma GCC unroll 4
+            for (int q = ab; q < NV; q++) acc[ab * 4 + a][q] += t[ab - A0][q][a];
+}
+#endif
+
 /* All passes of a chunk: the upper block triangle (blocks of 4 x 4
  * cells) of the n <= 4*NV columns (NV a literal at every call). */
 static inline __attribute__((always_inline)) void
 tsmm_chunk(const double *p, int64_t S, int64_t R, int NV, v4d acc[16][4])
 {
+#if defined(__AVX512F__)
+    /* bands of at most 24 accumulators: NV 1-3 in one, 4 as 1 + 3 */
+    if (NV <= 3) {
+        tsmm_band(p, S, R, 0, NV, NV, acc);
+    } else {
+        tsmm_band(p, S, R, 0, 1, NV, acc);
+        tsmm_band(p, S, R, 1, NV, NV, acc);
+    }
+#else
 #pragma GCC unroll 4
     for (int ab = 0; ab < NV; ab++)
         for (int q0 = ab; q0 < NV; q0 += TSMM_QMAX)
             tsmm_pass(p, S, R, ab, q0, BR_MIN(NV, q0 + TSMM_QMAX), acc);
+#endif
 }
 
 static inline __attribute__((always_inline)) void
