@@ -105,6 +105,11 @@ bool br_reserve_stats(BrPoolStats *s);
  * class, so br_free_aligned keeps it and the next call takes it back
  * instead of allocating (unbound: as br_alloc_aligned). */
 void *br_alloc_scratch(size_t n);
+/* Doubles of a per-thread partial of n doubles, rounded up to whole
+ * 128-byte pairs of cache lines: partials of parallel aggregates are laid
+ * out at this stride (from a 64-byte-aligned block) so that no two share
+ * a line (docs/DESIGN.md "Partials of parallel aggregates"). */
+static inline size_t br_line_pairs(size_t n) { return (n + 15) / 16 * 16; }
 /* size_t multiply with overflow detection; returns false on overflow. */
 static inline bool br_mul_ok(size_t a, size_t b, size_t *out) {
     return !__builtin_mul_overflow(a, b, out);

@@ -121,7 +121,7 @@ static MB *chain_one_pass(const MB *x, const MB *v, const MB *w, BrErr *e)
      * same time on two threads, and their shared line went back and
      * forth between the cores (and every other partial of 100 values
      * started half a line off, its loads split) */
-    size_t ps = (nc + 15) / 16 * 16;
+    size_t ps = br_line_pairs(nc);
     if (!br_mul_ok(ps * sizeof(double), (size_t)ch.nb, &bytes)) { chain_oom(e); goto done; }
     if (!(part = br_alloc_aligned(bytes)) ||
         !(qs = br_malloc((size_t)ch.nb * (size_t)c * sizeof(double)))) { chain_oom(e); goto done; }

@@ -662,7 +662,7 @@ static MB *run_col(const Ctx *x, BrErr *e)
     for (int64_t b = 0; b < nsb && !fail; b++) {
         /* on lines of their own: neighbouring super-blocks run at the
          * same time and update every column each row */
-        size_t pb = (size_t)(BR_MAX(N, 1) + 15) / 16 * 16 * sizeof(double);
+        size_t pb = br_line_pairs((size_t)BR_MAX(N, 1)) * sizeof(double);
         parts[b].s = br_alloc_aligned(pb);
         parts[b].c = br_calloc_aligned(pb);
         if (mm_cnt) parts[b].cnt = br_calloc((size_t)BR_MAX(N, 1), sizeof(int64_t));

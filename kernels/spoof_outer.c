@@ -476,7 +476,7 @@ int k_spoof_outer(const SpoofOuter *op, MB **out, double *res, BrErr *e)
         /* each super-block's sum and compensation on a line pair of its
          * own: the operator updates them every row, and neighbouring
          * super-blocks run at the same time */
-        enum { PS = 16 };
+        const size_t PS = br_line_pairs(2);
         double *parts = br_calloc_aligned((size_t)nsb * PS * sizeof(double));
         if (!parts) { fail = true; break; }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(work, nsb))

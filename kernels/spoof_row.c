@@ -450,11 +450,13 @@ bool k_spoof_row_cla_ok(const SpoofRow *op)
  * block's first row. */
 #define EXP_ROWS 1024
 #define EXP_CELLS 65536
-static bool exp_blocks(const RCtx *x, int64_t ra, int64_t rb, int64_t width, double *out, int64_t ldo,
-                       bool rowout, const double **P, int64_t *S, double *tmp)
+static bool exp_blocks(const RCtx *x, int64_t ra, int64_t rb, double *out, int64_t ldo, bool rowout,
+                       const double **P, int64_t *S, double *tmp)
 {
     const SpoofRow *op = x->op;
     int n = op->in.n;
+    int64_t width = 1;
+    for (int k = 0; k < n; k++) if (x->exp[k]) width = BR_MAX(width, op->L[k]);
     int64_t B = BR_MAX(1, BR_MIN(EXP_ROWS, EXP_CELLS / width));
     double *buf = br_malloc((size_t)x->nexp * (size_t)B * (size_t)width * sizeof(double));
     if (!buf) return false;
@@ -519,9 +521,7 @@ static bool run_rows(const RCtx *x, int64_t ra, int64_t rb, double *out, int64_t
         goto done;
     }
     /* x->per_row with expanded inputs: by blocks of rows */
-    int64_t width = 1;
-    for (int k = 0; k < n; k++) if (x->exp[k]) width = BR_MAX(width, op->L[k]);
-    ok = exp_blocks(x, ra, rb, width, out, ldo, rowout, P, S, tmp);
+    ok = exp_blocks(x, ra, rb, out, ldo, rowout, P, S, tmp);
 done:
     br_free_aligned(tmp); free(P); free(S);
     return ok;
@@ -617,7 +617,7 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
      * partials that every row updates went back and forth between the
      * cores on every row (GLM's t(X) %*% (y - exp(X %*% b)) over 100
      * columns: 21 ms, 6.3 ms with lines of their own) */
-    const int64_t pst = (BR_MAX(x.psize, 1) + 15) / 16 * 16;
+    const int64_t pst = (int64_t)br_line_pairs((size_t)BR_MAX(x.psize, 1));
     double *parts = br_alloc_aligned((size_t)nsb * (size_t)pst * sizeof(double));
     if (!parts) { rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
     for (int64_t b = 0; b < nsb; b++)
