@@ -53,14 +53,14 @@ KIsa k_isa(void)
 static const KLeaves leaves[] = {
     {.ew = &k_ew_leaf_generic, .agg = &k_agg_leaf_generic, .mm = &k_mm_leaf_generic,
      .mmchain = &k_mmchain_leaf_generic, .reorg = &k_reorg_leaf_generic, .spoof = &k_spoof_leaf_generic,
-     .probe = &k_probe_leaf_generic, .cla = &k_cla_leaf_generic},
+     .probe = &k_probe_leaf_generic, .cla = &k_cla_leaf_generic, .sp = &k_sp_leaf_generic},
 #if defined(__x86_64__)
     {.ew = &k_ew_leaf_avx2, .agg = &k_agg_leaf_avx2, .mm = &k_mm_leaf_avx2, .mmchain = &k_mmchain_leaf_avx2,
      .reorg = &k_reorg_leaf_avx2, .spoof = &k_spoof_leaf_avx2, .probe = &k_probe_leaf_avx2,
-     .cla = &k_cla_leaf_avx2},
+     .cla = &k_cla_leaf_avx2, .sp = &k_sp_leaf_avx2},
     {.ew = &k_ew_leaf_avx512, .agg = &k_agg_leaf_avx512, .mm = &k_mm_leaf_avx512,
      .mmchain = &k_mmchain_leaf_avx512, .reorg = &k_reorg_leaf_avx512, .spoof = &k_spoof_leaf_avx512,
-     .probe = &k_probe_leaf_avx512, .cla = &k_cla_leaf_avx512},
+     .probe = &k_probe_leaf_avx512, .cla = &k_cla_leaf_avx512, .sp = &k_sp_leaf_avx512},
 #endif
 };
 #define NLEVELS ((int)(sizeof leaves / sizeof *leaves))

@@ -245,6 +245,25 @@ typedef struct KClaLeaf {
 } KClaLeaf;
 extern const KClaLeaf k_cla_leaf_generic, k_cla_leaf_avx2, k_cla_leaf_avx512;
 
+/* ---- sp_leaf.c: CSR row loops of sparse matrix-vector products ---- */
+/* doubles of tmv_rows' scratch */
+#define K_SP_SCRATCH 4096
+typedef struct KSpLeaf {
+    /* y[i - r0] = the sum over row i's values p of v[p] * x[ci[p]], rows
+     * [r0, r1) of the CSR arrays (rp by row, ci, v; nz = the stored values,
+     * rp[rows]: reads stay below it): the row's k-th value (from 0) into
+     * sum k % 4, the sums then added as (s0 + s1) + (s2 + s3); the same
+     * bits at every level */
+    void (*mv_rows)(const int64_t *rp, const int32_t *ci, const double *v, int64_t nz, const double *x,
+                    int64_t r0, int64_t r1, double *y);
+    /* acc[ci[p]] += v[p] * q[i - r0] over the values p of the rows [r0,
+     * r1) in order (every level the same bits); w: scratch of
+     * K_SP_SCRATCH doubles */
+    void (*tmv_rows)(const int64_t *rp, const int32_t *ci, const double *v, const double *q, int64_t r0,
+                     int64_t r1, double *acc, double *w);
+} KSpLeaf;
+extern const KSpLeaf k_sp_leaf_generic, k_sp_leaf_avx2, k_sp_leaf_avx512;
+
 /* ---- the tables of one level ---- */
 typedef struct KLeaves {
     const KEwLeaf *ew;
@@ -255,6 +274,7 @@ typedef struct KLeaves {
     const KSpoofLeaf *spoof;
     const KProbeLeaf *probe;
     const KClaLeaf *cla;
+    const KSpLeaf *sp;
 } KLeaves;
 /* The tables of level isa (off x86-64 every level has the generic
  * copies), e.g. k_leaves(k_isa())->ew. */

@@ -559,25 +559,6 @@ static void sd_row(const MB *a, const MB *b, int64_t i, double *row)
     }
 }
 
-/* sparse a x dense column vector b: a dot product per row, in four
- * register accumulators (sd_row's load-add-store of row[0] per non-zero
- * is a store-forwarding chain: 2x slower). */
-static void sd_row1(const MB *a, const MB *b, int64_t i, double *row)
-{
-    const double *x = b->d, *v = a->v;
-    const int32_t *ci = a->ci;
-    int64_t p = a->rp[i], end = a->rp[i + 1];
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    for (; p + 4 <= end; p += 4) {
-        s0 += v[p] * x[ci[p]];
-        s1 += v[p + 1] * x[ci[p + 1]];
-        s2 += v[p + 2] * x[ci[p + 2]];
-        s3 += v[p + 3] * x[ci[p + 3]];
-    }
-    for (; p < end; p++) s0 += v[p] * x[ci[p]];
-    row[0] += (s0 + s1) + (s2 + s3);
-}
-
 /* dense a x sparse b. */
 static void ds_row(const MB *a, const MB *b, int64_t i, double *row)
 {
@@ -721,6 +702,26 @@ static int emit_row(Work *w, int64_t n, Piece *pc, int64_t *count)
     return 0;
 }
 
+/* sparse a x dense column vector b: blocks of rows, each by the sparse
+ * leaf's mv_rows (rows read in fixed chunks of values: a loop per row
+ * ended at a different count each row, and its mispredicted exits took
+ * half the time, sp_leaf.c). */
+static MB *sd_mv(const MB *a, const MB *b, double work, BrErr *e)
+{
+    int64_t m = a->rows;
+    MB *r = mb_dense_uninit(m, 1, e);
+    if (!r) return NULL;
+    int T = nthreads_for(work);
+    int64_t nb = T > 1 ? BR_MIN(m, (int64_t)T * 16) : 1;
+    const KSpLeaf *L = k_leaves(k_isa())->sp;
+    #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
+    for (int64_t g = 0; g < nb; g++) {
+        int64_t r0 = g * m / nb, r1 = (g + 1) * m / nb;
+        L->mv_rows(a->rp, a->ci, a->v, a->rp[m], b->d, r0, r1, r->d + r0);
+    }
+    return mm_finish(r, e);
+}
+
 /* Product a %*% b with a dense output computed row by row by fn. */
 static MB *dense_out(const MB *a, const MB *b, RowDense fn, double work, BrErr *e)
 {
@@ -806,7 +807,7 @@ static MB *mul(const MB *a, const MB *b, BrErr *e)
         work = (double)a->nnz * (double)n;
         if (mb_should_be_sparse(m, n, (int64_t)bound))
             return sparse_out(a, b, sd_acc, work, e);
-        return dense_out(a, b, n == 1 ? sd_row1 : sd_row, work, e);
+        return n == 1 ? sd_mv(a, b, work, e) : dense_out(a, b, sd_row, work, e);
     }
     if (!a->sparse) {
         int64_t nc = nonempty_cols(b);
@@ -1078,15 +1079,33 @@ static MB *tl_sd_small(const MB *a, const MB *b, BrErr *e)
     if (!r) { free(part); return NULL; }
     if (!part) { mb_release(r); return oom(e); }
     int T = nthreads_for((double)a->nnz * (double)n + (double)k);
-    #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
-    for (int64_t g = 0; g < nb; g++) {
-        double *acc = part + g * cells;
-        for (int64_t l = g * rows, l1 = BR_MIN(k, l + rows); l < l1; l++) {
-            const double *br = b->d + l * n;
-            for (int64_t p = a->rp[l]; p < a->rp[l + 1]; p++) {
-                double av = a->v[p];
-                double *row = acc + (int64_t)a->ci[p] * n;
-                for (int64_t j = 0; j < n; j++) row[j] += av * br[j];
+    if (n == 1) {
+        /* t(X) %*% v: the sparse leaf's flat loop over a block's values
+         * (the same sums, in the same order, as the loop below) */
+        const KSpLeaf *L = k_leaves(k_isa())->sp;
+        int fail = 0;
+        #pragma omp parallel num_threads(T) if (T > 1)
+        {
+            double *w = br_alloc_aligned(K_SP_SCRATCH * sizeof(double));
+            if (!w) __atomic_store_n(&fail, 1, __ATOMIC_RELAXED);
+            #pragma omp for schedule(static)
+            for (int64_t g = 0; g < nb; g++)
+                if (w) L->tmv_rows(a->rp, a->ci, a->v, b->d + g * rows, g * rows, BR_MIN(k, g * rows + rows),
+                                   part + g * cells, w);
+            br_free_aligned(w);
+        }
+        if (fail) { free(part); mb_release(r); return oom(e); }
+    } else {
+        #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+        for (int64_t g = 0; g < nb; g++) {
+            double *acc = part + g * cells;
+            for (int64_t l = g * rows, l1 = BR_MIN(k, l + rows); l < l1; l++) {
+                const double *br = b->d + l * n;
+                for (int64_t p = a->rp[l]; p < a->rp[l + 1]; p++) {
+                    double av = a->v[p];
+                    double *row = acc + (int64_t)a->ci[p] * n;
+                    for (int64_t j = 0; j < n; j++) row[j] += av * br[j];
+                }
             }
         }
     }

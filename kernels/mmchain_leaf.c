@@ -13,9 +13,8 @@
 #include <immintrin.h>
 #endif
 
-/* Sparse rows of at least this many values gather their dot product in
- * vector lanes (scalar loops were faster for shorter rows). */
-#define CHAIN_SIMD_NNZ 16
+/* Rows of a chunk of chain_sparse with one column (c = 1). */
+#define CHAIN_SP_ROWS 256
 
 /* Software prefetch distance of the dense loop in bytes of x (about 64
  * rows of 100 columns). For rows of at most CHAIN_PREFETCH / 16 bytes it
@@ -268,10 +267,8 @@ static void chain_dense(const KChain *ch, int64_t r0, int64_t r1, double *restri
 
 /* KMmchainLeaf.sparse: acc (n x c, zeroed by the caller) += x_i' q_i over rows i in
  * [r0, r1), q_i = w_i * (x_i v); q is scratch of c doubles. A row whose
- * q is exactly 0 is skipped: its values are then all finite (an Inf or
- * NaN makes q non-zero or NaN), so it would add only zeros. Rows of at
- * least CHAIN_SIMD_NNZ values gather their dot product in vector lanes;
- * scalar loops were faster for shorter rows and for the scatter. */
+ * q is exactly 0 is skipped (c > 1): its values are then all finite (an
+ * Inf or NaN makes q non-zero or NaN), so it would add only zeros. */
 static void chain_sparse(const KChain *ch, int64_t r0, int64_t r1, double *restrict acc,
                          double *restrict q)
 {
@@ -279,22 +276,26 @@ static void chain_sparse(const KChain *ch, int64_t r0, int64_t r1, double *restr
     const int32_t *ci = x->ci;
     const double *xv = x->v, *v = ch->v;
     int64_t c = ch->c;
+    if (c == 1) {
+        /* by chunks of rows through the sparse leaf (sp_leaf.c: rows in
+         * fixed chunks of values, t(X) %*% q in one flat loop; loops per
+         * row of about ten values lost half their time to mispredicted
+         * exits). Rows whose q is 0 add v * 0 = +-0 (their values are
+         * finite, as above): the sums keep their bits. */
+        const KSpLeaf *S = &K_LEAF(k_sp_leaf);
+        double qc[CHAIN_SP_ROWS], w[K_SP_SCRATCH];
+        for (int64_t i0 = r0; i0 < r1; i0 += CHAIN_SP_ROWS) {
+            int64_t i1 = i0 + CHAIN_SP_ROWS < r1 ? i0 + CHAIN_SP_ROWS : r1;
+            S->mv_rows(x->rp, ci, xv, x->rp[x->rows], v, i0, i1, qc);
+            if (ch->w)
+                for (int64_t i = i0; i < i1; i++) qc[i - i0] *= ch->w[i * ch->wc];
+            S->tmv_rows(x->rp, ci, xv, qc, i0, i1, acc, w);
+        }
+        return;
+    }
     for (int64_t i = r0; i < r1; i++) {
         int64_t lo = x->rp[i], hi = x->rp[i + 1];
         if (lo == hi) continue;
-        if (c == 1) {
-            double s = 0;
-            if (hi - lo >= CHAIN_SIMD_NNZ) {
-                #pragma omp simd reduction(+ : s)
-                for (int64_t p = lo; p < hi; p++) s += xv[p] * v[ci[p]];
-            } else {
-                for (int64_t p = lo; p < hi; p++) s += xv[p] * v[ci[p]];
-            }
-            s *= chain_w(ch, i, 0);
-            if (s == 0) continue;
-            for (int64_t p = lo; p < hi; p++) acc[ci[p]] += s * xv[p];
-            continue;
-        }
         memset(q, 0, (size_t)c * sizeof(double));
         for (int64_t p = lo; p < hi; p++) {
             const double *vr = v + (int64_t)ci[p] * c;

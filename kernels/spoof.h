@@ -199,6 +199,11 @@ typedef struct SpoofRow {
     int tq_out[SPOOF_MAXOUT];
     bool tq_left[SPOOF_MAXOUT];  /* the main row is the left operand:
                               t(main) %*% q (else t(q) %*% main) */
+    bool fd_cq;            /* fd has a loop that reads no main row when
+                              P[n] and P[n + 1] are given (prod_only
+                              and no blocked products: cgen_c.c); a
+                              sparse main input then runs by blocks
+                              (spoof_row.c sq_rows) */
     int cla_look;          /* a compressed main input's products and q
                               rows taken per tuple (prod_in, tq_out):
                               where the passes per row pay (0), always
@@ -248,6 +253,10 @@ int k_spoof_cell_cla(const SpoofCell *op, MB **out, double *res, bool *declined,
  * blocks of decompressed rows: seed 000 section 5.2)? Every other input
  * must be ordinary, full ones dense. */
 bool k_spoof_row_cla_ok(const SpoofRow *op);
+/* spoof_row.c: Row operators whose sparse main input ran by blocks of
+ * rows (sq_rows: products and t(X) %*% q by the sparse leaf) since the
+ * process started (tests). */
+int64_t k_spoof_row_sq_runs(void);
 /* The aggregated outputs of op (SPR_MULTI: its list; a single aggregate:
  * itself; none for NO_AGG / ROW_AGG) into o, their count; the doubles of
  * one output's partial (COL_AGG 2 ocols, FULL_AGG 2, COL_T_AGG orows x

@@ -9,6 +9,7 @@
 #include "spoof.h"
 #include "agg.h"
 #include "cla.h"
+#include "leaf.h"
 #include "reorg.h"
 
 #include <float.h>
@@ -56,6 +57,13 @@ typedef struct RCtx {
     int64_t tw;            /* doubles of a row of those q */
     int64_t tqoff[SPOOF_MAXOUT], tqk[SPOOF_MAXOUT];  /* each one's place
                               in the row and width */
+    bool sq;               /* sparse main: its products and q rows taken
+                              by the skeleton (sq_rows), the dense
+                              function's loop without the row between */
+    const double **Pd;     /* sq: the dense function's inputs (side
+                              matrices transposed, tside) */
+    double **tside;
+    int64_t pqoff[SPOOF_MAXPROD];   /* sq: each product's place in a row */
 } RCtx;
 
 /* The aggregated outputs of op (SPR_MULTI: its list; a single aggregate:
@@ -81,11 +89,31 @@ static double *dense_copy(const MB *m, BrErr *e)
     return v;
 }
 
+/* A side matrix transposed (ncol x nrow, dense), as the dense function
+ * takes it (spoof.h); NULL when out of memory. */
+static double *side_t(const MB *m)
+{
+    double *t = br_malloc((size_t)BR_MAX(m->rows * m->cols, 1) * sizeof(double));
+    if (!t) return NULL;
+    for (int64_t i = 0; i < m->rows; i++)
+        for (int64_t j = 0; j < m->cols; j++) t[j * m->rows + i] = 0;
+    if (m->sparse) {
+        for (int64_t i = 0; i < m->rows; i++)
+            for (int64_t q = m->rp[i]; q < m->rp[i + 1]; q++) t[(int64_t)m->ci[q] * m->rows + i] = m->v[q];
+    } else {
+        for (int64_t i = 0; i < m->rows; i++)
+            for (int64_t j = 0; j < m->cols; j++) t[j * m->rows + i] = m->d[i * m->cols + j];
+    }
+    return t;
+}
+
 static void rctx_free(RCtx *x)
 {
     if (x->own) for (int k = 0; k < x->op->in.n; k++) free(x->own[k]);
     cla_rowmm_free(x->mm);
     mb_release(x->side);
+    if (x->tside) for (int k = 0; k < x->op->in.n; k++) free(x->tside[k]);
+    free(x->tside); free(x->Pd);
     free(x->own); free(x->P); free(x->S); free(x->exp);
 }
 
@@ -130,17 +158,8 @@ static int rctx_init(RCtx *x, const SpoofRow *op, BrErr *e)
                 break;
             }
             /* side matrices of vector-matrix products, transposed (small) */
-            double *t = br_malloc((size_t)BR_MAX(m->rows * m->cols, 1) * sizeof(double));
+            double *t = side_t(m);
             if (!t) { rctx_free(x); return br_err(e, BR_ENOMEM, "out of memory"); }
-            for (int64_t i = 0; i < m->rows; i++)
-                for (int64_t j = 0; j < m->cols; j++) t[j * m->rows + i] = 0;
-            if (m->sparse) {
-                for (int64_t i = 0; i < m->rows; i++)
-                    for (int64_t q = m->rp[i]; q < m->rp[i + 1]; q++) t[(int64_t)m->ci[q] * m->rows + i] = m->v[q];
-            } else {
-                for (int64_t i = 0; i < m->rows; i++)
-                    for (int64_t j = 0; j < m->cols; j++) t[j * m->rows + i] = m->d[i * m->cols + j];
-            }
             x->P[k] = x->own[k] = t;
             break;
         }
@@ -439,6 +458,150 @@ bool k_spoof_row_cla_ok(const SpoofRow *op)
     return true;
 }
 
+/* ---- a sparse main input read by blocks of rows (sq) ----
+ * A sparse main input that only products with side matrices and t(X)
+ * %*% q roots read (op->prod_only; the dense function then has a loop
+ * that reads no main row, op->fd_cq): per block of rows the skeleton
+ * computes the products by the sparse leaf (rows in fixed chunks of
+ * values), the dense function runs that loop over them and writes the q
+ * rows (P[n], P[n + 1], spoof.h), and the skeleton adds t(X) %*% q by the
+ * sparse leaf's flat loop. The sparse function's loops per row ended at
+ * a different count every row (about ten values at 1% of 1000 columns):
+ * their mispredicted exits took about half of its time (sp_leaf.c).
+ * t(X) %*% q of a scalar q per row gets the sparse function's bits (each
+ * column's sum in row order); the products' sums run in another order
+ * (leaf.h mv_rows). */
+#define SQ_ROWS 1024
+static int64_t sq_runs;
+
+int64_t k_spoof_row_sq_runs(void) { return __atomic_load_n(&sq_runs, __ATOMIC_RELAXED); }
+
+static int sq_init(RCtx *x, BrErr *e)
+{
+    const SpoofRow *op = x->op;
+    if (!x->sparse_main || x->nexp || !op->fd || !op->fd_cq || !op->prod_only || op->nprod + op->ntq < 1 ||
+        op->nprod > SPOOF_MAXPROD || op->ntq > x->nout)
+        return 0;
+    const MB *mm = op->in.m[op->main];
+    int64_t w = 0, tw = 0;
+    for (int j = 0; j < op->nprod; j++) {
+        int k = op->prod_in[j];
+        const MB *b = op->in.m[k];
+        if (op->in.mode[k] != SPM_MAT || !b || b->cmb || b->rows != mm->cols || op->L[k] != b->cols) return 0;
+        x->pqoff[j] = w;
+        w += b->cols;
+    }
+    for (int j = 0; j < op->ntq; j++) {
+        int t = op->tq_out[j];
+        if (t < 0 || t >= x->nout || x->out[t].var != SPR_COL_T_AGG) return 0;
+        x->tqoff[j] = tw;
+        x->tqk[j] = op->tq_left[j] ? x->out[t].ocols : x->out[t].orows;
+        tw += x->tqk[j];
+    }
+    /* every t(.) %*% . partial is the skeleton's: the dense function
+     * would accumulate another transposed (spoof.h) */
+    for (int t = 0; t < x->nout; t++) {
+        bool mine = x->out[t].var != SPR_COL_T_AGG;
+        for (int j = 0; j < op->ntq; j++) mine |= op->tq_out[j] == t;
+        if (!mine) return 0;
+    }
+    if (w > 256 || tw > 256) return 0;
+    int n = op->in.n;
+    x->Pd = br_calloc((size_t)n + 2, sizeof *x->Pd);
+    x->tside = br_calloc((size_t)n + 1, sizeof *x->tside);
+    if (!x->Pd || !x->tside) return br_err(e, BR_ENOMEM, "out of memory in fused operator");
+    for (int k = 0; k < n; k++) {
+        x->Pd[k] = x->P[k];
+        if (op->in.mode[k] != SPM_MAT) continue;
+        if (!(x->tside[k] = side_t(op->in.m[k]))) return br_err(e, BR_ENOMEM, "out of memory in fused operator");
+        x->Pd[k] = x->tside[k];
+    }
+    x->qw = w;
+    x->tw = tw;
+    x->sq = true;
+    __atomic_fetch_add(&sq_runs, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* Rows [ra, rb) of a sparse main input by blocks (x->sq, above). */
+static bool sq_rows(const RCtx *x, const double **P, int64_t *S, int64_t ra, int64_t rb, double *out, int64_t ldo,
+                    bool rowout, double *tmp)
+{
+    const SpoofRow *op = x->op;
+    const MB *mm = op->in.m[op->main];
+    const KSpLeaf *L = k_leaves(k_isa())->sp;
+    const int64_t *rp = mm->rp, nz = mm->rp[mm->rows], nc = mm->cols;
+    const int32_t *ci = mm->ci;
+    const double *cv = mm->v;
+    int n = op->in.n;
+    int64_t qw = x->qw, tw = x->tw;
+    int64_t B = BR_MAX(1, BR_MIN(SQ_ROWS, 32768 / BR_MAX(BR_MAX(qw, tw), 1)));
+    double *qb = qw ? br_malloc((size_t)(B * qw) * sizeof(double)) : NULL;
+    double *tb = tw ? br_malloc((size_t)(B * tw) * sizeof(double)) : NULL;
+    double *col = br_malloc((size_t)B * sizeof(double));
+    double *w = br_alloc_aligned(K_SP_SCRATCH * sizeof(double));
+    static const double none[8];   /* the main row's pointer: not read */
+    bool ok = (qb || !qw) && (tb || !tw) && col && w;
+    memcpy(P, x->Pd, (size_t)n * sizeof *P);
+    P[op->main] = none;
+    S[op->main] = 0;
+    P[n] = qb;
+    P[n + 1] = tb;
+    for (int64_t lo = ra; ok && lo < rb; lo += B) {
+        int64_t len = BR_MIN(B, rb - lo);
+        for (int j = 0; j < op->nprod; j++) {
+            int k = op->prod_in[j];
+            int64_t kj = op->L[k], o = x->pqoff[j];
+            const double *V = x->P[k];   /* row-major (rctx_init, sparse main) */
+            if (kj == 1) {
+                L->mv_rows(rp, ci, cv, nz, V, lo, lo + len, qw == 1 ? qb : col);
+                if (qw != 1) for (int64_t i = 0; i < len; i++) qb[i * qw + o] = col[i];
+                continue;
+            }
+            for (int64_t i = 0; i < len; i++) {   /* cg_vecmat_sp's sums */
+                double *r = qb + i * qw + o;
+                for (int64_t c = 0; c < kj; c++) r[c] = 0;
+                for (int64_t p = rp[lo + i]; p < rp[lo + i + 1]; p++) {
+                    const double a = cv[p], *br = V + (int64_t)ci[p] * kj;
+                    for (int64_t c = 0; c < kj; c++) r[c] += a * br[c];
+                }
+            }
+        }
+        for (int k = 0; k < n; k++) {
+            if (k == op->main) continue;
+            if (op->in.mode[k] == SPM_FULL) P[k] = x->Pd[k] + lo * S[k];
+            else if (op->in.mode[k] == SPM_COL) P[k] = x->Pd[k] + lo;
+        }
+        op->fd(P, S, op->L, op->in.sc, 0, len, rowout ? out + (lo - ra) * ldo : out, ldo, tmp);
+        for (int j = 0; j < op->ntq; j++) {
+            double *pt = out + x->off[op->tq_out[j]];
+            int64_t kq = x->tqk[j], o = x->tqoff[j];
+            if (kq == 1) {
+                const double *q = tb + o;
+                if (tw != 1) {
+                    for (int64_t i = 0; i < len; i++) col[i] = tb[i * tw + o];
+                    q = col;
+                }
+                L->tmv_rows(rp, ci, cv, q, lo, lo + len, pt, w);
+                continue;
+            }
+            for (int64_t i = 0; i < len; i++) {   /* the sparse partials' layouts (spoof.h) */
+                const double *qr = tb + i * tw + o;
+                for (int64_t p = rp[lo + i]; p < rp[lo + i + 1]; p++) {
+                    const int64_t c = ci[p];
+                    const double a = cv[p];
+                    if (op->tq_left[j]) for (int64_t l = 0; l < kq; l++) pt[c * kq + l] += a * qr[l];
+                    else for (int64_t l = 0; l < kq; l++) pt[l * nc + c] += a * qr[l];
+                }
+            }
+        }
+    }
+    P[n] = P[n + 1] = NULL;
+    free(qb); free(tb); free(col);
+    br_free_aligned(w);
+    return ok;
+}
+
 /* Rows [ra, rb) with sparse side inputs (x->exp) into out: blocks of
  * EXP_ROWS rows, fewer for wide inputs (EXP_CELLS cells of the widest a
  * block; down to one row, so the scratch stays that small), each
@@ -515,6 +678,10 @@ static bool run_rows(const RCtx *x, int64_t ra, int64_t rb, double *out, int64_t
         op->fd(P, S, op->L, op->in.sc, ra, rb, out, ldo, tmp);
         goto done;
     }
+    if (x->sq) {
+        ok = sq_rows(x, P, S, ra, rb, out, ldo, rowout, tmp);
+        goto done;
+    }
     if (x->sparse_main && x->nexp == 0) {    /* the whole range in one call */
         const MB *m = op->in.m[op->main];
         op->fs(P, S, op->L, op->in.sc, ra, rb, m->rp, m->ci, m->v, out, ldo, tmp);
@@ -577,6 +744,7 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
     int rc = 0;
     if (x.npre && fill_stitched(&x, e)) { rctx_free(&x); return e->code; }
     if (x.cmb_main && prod_init(&x, e)) { rctx_free(&x); return e->code; }
+    if (x.sparse_main && sq_init(&x, e)) { rctx_free(&x); return e->code; }
     if (op->var == SPR_NO_AGG || op->var == SPR_ROW_AGG) {
         if (x.cmb_main) look_choose(&x, NULL, 0);
         int64_t oc = op->var == SPR_NO_AGG ? op->ocols : 1;

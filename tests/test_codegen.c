@@ -44,6 +44,7 @@
 #include "kernels/reorg.h"
 #include "matrix/cmb.h"
 #include "plan/recompile.h"
+#include "kernels/spoof.h"
 #include "tests/t.h"
 #include "tests/t_dml.h"
 
@@ -418,6 +419,123 @@ static void test_row_exp(bool quick)
                      sp ? "sparse" : "dense");
             check_all(what, src, 7, nm, ins, 3, on, 1e-10, 0, NULL);
             for (int v = 0; v < 7; v++) mb_release(ins[v]);
+        }
+}
+
+/* A sparse main input that only products and t(X) %*% q roots read runs
+ * by blocks of rows (spoof_row.c sq_rows): a product with a vector and
+ * with a 20-column V (no blocked kernel), q per row for t(X) %*% q and
+ * t(q) %*% X, two roots of one pass, a NO_AGG output; rows of one value
+ * to several chunks of 16 (mv_rows), empty rows, blocks that end at the
+ * last row, against the unfused plan; the skeleton must have run so. */
+static void test_row_sq(bool quick)
+{
+    static const struct { int64_t m, n; double sp; } shapes[] = {
+        {3000, 50, 0.3}, {2000, 1000, 0.01}, {500, 40, 0.9}, {37, 9, 0.5}, {1100, 300, 0.002}};
+    int nshape = quick ? 2 : 5;
+    const char *nm[] = {"X", "w", "y", "z", "V", "u"};
+    const char *on[] = {"o1", "o2", "o3", "o4", "o5", "o6", "o7", "o8", "o9"};
+    const char *src = "r = y - X %*% w\n"
+                      "o1 = t(X) %*% r\n"
+                      "o2 = X %*% w + 2 * z\n"
+                      "o3 = t(X) %*% ((X %*% V) * u)\n"
+                      "o4 = t(y - exp(X %*% w)) %*% X\n"
+                      "q = z * (X %*% w)\n"
+                      "o5 = t(X) %*% q\n"
+                      "o6 = t(X) %*% (q * q - u)\n"
+                      "o7 = t(X) %*% (pmax(1 - z * u, 0) * z)\n"
+                      "o8 = t(z * u - y) %*% X\n"
+                      "s = exp(u) * z\n"
+                      "o9 = t(X) %*% (s * y) + t(X) %*% (s * s)\n";
+    for (int s = 0; s < nshape; s++) {
+        int64_t m = shapes[s].m, n = shapes[s].n;
+        MB *ins[6];
+        ins[0] = t_gen(m, n, shapes[s].sp, -1, 1, true);
+        ins[1] = t_gen(n, 1, 1, -0.5, 0.5, false);
+        ins[2] = t_gen(m, 1, 1, -1, 1, false);
+        ins[3] = t_gen(m, 1, 1, 0, 2, false);
+        ins[4] = t_gen(n, 20, 1, -1, 1, false);
+        ins[5] = t_gen(m, 1, 1, -1, 1, false);
+        T_CHECK(ins[0]->sparse, "row sq: a sparse X");
+        int64_t before = k_spoof_row_sq_runs();
+        char what[96];
+        snprintf(what, sizeof what, "row sq %lldx%lld sp %g", (long long)m, (long long)n, shapes[s].sp);
+        check_all(what, src, 6, nm, ins, 9, on, 1e-10, 0, NULL);
+        T_CHECK(k_spoof_row_sq_runs() > before, "%s: no Row operator ran by blocks", what);
+        for (int v = 0; v < 6; v++) mb_release(ins[v]);
+    }
+}
+
+/* The skeleton's side of sq_rows with a Row operator of its contracts
+ * (spoof.h), t(X) %*% (y - X %*% w) and t(y - X %*% w) %*% X, whose q
+ * rows have one value (the sparse leaf's flat loop, tmv_rows): by
+ * blocks (fd_cq) against the sparse function row by row, over rows of
+ * 0 to 40 values, ranges ending at the last row and 1 and 2 threads. */
+static void sqk_fd(const double *const *P, const int64_t *S, const int64_t *L, const double *sc, int64_t r0,
+                   int64_t r1, double *out, int64_t ldo, double *tmp)
+{
+    (void)sc; (void)ldo; (void)tmp;
+    const double *pq = P[3];
+    double *tq = (double *)P[4];
+    for (int64_t i = r0; i < r1; i++) {
+        double xw = 0;
+        if (pq) xw = pq[i - r0];
+        else for (int64_t j = 0; j < L[0]; j++) xw += P[0][i * S[0] + j] * P[1][j];
+        double q = P[2][i] - xw;
+        if (tq) tq[i - r0] = q;
+        else for (int64_t j = 0; j < L[0]; j++) out[j] += P[0][i * S[0] + j] * q;
+    }
+}
+
+static void sqk_fs(const double *const *P, const int64_t *S, const int64_t *L, const double *sc, int64_t r0,
+                   int64_t r1, const int64_t *rp, const int32_t *ci, const double *v, double *out, int64_t ldo,
+                   double *tmp)
+{
+    (void)S; (void)L; (void)sc; (void)ldo; (void)tmp;
+    for (int64_t i = r0; i < r1; i++) {
+        double xw = 0;
+        for (int64_t p = rp[i]; p < rp[i + 1]; p++) xw += v[p] * P[1][ci[p]];
+        double q = P[2][i] - xw;
+        for (int64_t p = rp[i]; p < rp[i + 1]; p++) out[ci[p]] += v[p] * q;
+    }
+}
+
+static void test_row_sq_kernel(void)
+{
+    static const struct { int64_t m, n; double sp; } shapes[] = {{5000, 300, 0.04}, {3000, 40, 0.5}, {70, 9, 0.3}};
+    for (int s = 0; s < 3; s++)
+        for (int left = 0; left < 2; left++) {
+            BrErr e = {0};
+            int64_t m = shapes[s].m, n = shapes[s].n;
+            MB *X = t_gen(m, n, shapes[s].sp, -1, 1, true), *w = t_gen(n, 1, 1, -1, 1, false);
+            MB *y = t_gen(m, 1, 1, -1, 1, false);
+            const MB *ms[3] = {X, w, y};
+            int mode[3] = {SPM_FULL, SPM_MAT, SPM_COL};
+            double sc[3] = {0};
+            int64_t L[3] = {n, 1, 1};
+            SpoofRow op = {.in = {3, ms, mode, sc}, .L = L, .rows = m, .main = 0, .fd = sqk_fd, .fs = sqk_fs,
+                           .nprod = 1, .prod_in = {1}, .prod_only = true, .ntq = 1, .tq_out = {0},
+                           .tq_left = {!left}, .fd_cq = true, .var = SPR_COL_T_AGG,
+                           .orows = left ? 1 : n, .ocols = left ? n : 1};
+            SpoofRow ref = op;
+            ref.fd_cq = false;
+            int th0 = br_threads();
+            for (int th = 1; th <= 2; th++) {
+                br_set_threads(th);
+                MB *o1 = NULL, *o2 = NULL;
+                double v = 0;
+                int64_t before = k_spoof_row_sq_runs();
+                int rc1 = k_spoof_row(&op, &o1, &v, &e), rc2 = k_spoof_row(&ref, &o2, &v, &e);
+                T_CHECK(rc1 == 0 && rc2 == 0, "row sq kernel: ran (%s)", e.msg);
+                T_CHECK(k_spoof_row_sq_runs() == before + 1, "row sq kernel %lldx%lld: by blocks once", (long long)m,
+                        (long long)n);
+                T_MB_EQ(o1, o2, 1e-12, "row sq kernel %lldx%lld %s, %d threads", (long long)m, (long long)n,
+                        left ? "t(q) %*% X" : "t(X) %*% q", th);
+                mb_release(o1);
+                mb_release(o2);
+            }
+            br_set_threads(th0);
+            mb_release(X); mb_release(w); mb_release(y);
         }
 }
 
@@ -2390,6 +2508,8 @@ int main(void)
         if (th == 1) RUN(fx_stratstats);
         RUN(test_row_b1, th == 2);
         RUN(test_row_exp, th == 2);
+        RUN(test_row_sq, th == 2);
+        if (th == 1) RUN(test_row_sq_kernel);
         RUN(test_row_kmeans, th == 2);
         RUN(test_row_update, th == 2);
         if (th == 1) RUN(test_row_bool_sum);
