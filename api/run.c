@@ -64,6 +64,10 @@ static void print_stats(Rt *rt, const BraidRunOptions *o, int64_t t_start, int64
     br_par_counts(&teams, &kept);
     fprintf(stdout, "Kernel thread teams:\t\t%lld forked, %lld kept on one thread (machine crowded)\n",
             (long long)teams, (long long)kept);
+    int64_t fb, fbytes;
+    br_fresh_counts(&fb, &fbytes);
+    fprintf(stdout, "Blocks no pool served:\t\t%lld (%.1f MB)\n", (long long)fb,
+            (double)fbytes / 1048576.0);
     rt_print_stats(rt, stdout, o->stats_top > 0 ? o->stats_top : 10);
     cg_print_stats(rt->prog->cg, stdout);
     cla_print_stats(&rt->cla, stdout);

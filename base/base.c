@@ -373,6 +373,15 @@ static char *map_huge(size_t sz)
 }
 #endif
 
+/* Blocks of a pool's classes that no pool served (br_fresh_counts). */
+static int64_t g_fresh_blocks, g_fresh_bytes;
+
+void br_fresh_counts(int64_t *blocks, int64_t *bytes)
+{
+    *blocks = __atomic_load_n(&g_fresh_blocks, __ATOMIC_RELAXED);
+    *bytes = __atomic_load_n(&g_fresh_bytes, __ATOMIC_RELAXED);
+}
+
 /* An aligned block of n bytes; scratch: below the pool's smallest class,
  * rounded up to it while a pool that keeps blocks is bound. *fresh (when
  * not NULL): whether the block is all zeros (freshly mapped). */
@@ -389,6 +398,10 @@ static void *alloc_block(size_t n, bool scratch, bool *fresh)
     if (!p && c >= 0 && reserve()) p = pool_take(g_reserve, c);
     if (!p) {
         bool huge = sz >= HUGE_MIN;
+        if (c >= 0) {
+            __atomic_fetch_add(&g_fresh_blocks, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&g_fresh_bytes, (int64_t)sz, __ATOMIC_RELAXED);
+        }
 #if !defined(__SANITIZE_ADDRESS__)
         /* (under AddressSanitizer large blocks stay malloc'd, so that its
          * leak check sees them) */

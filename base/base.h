@@ -79,6 +79,11 @@ typedef struct BrPoolStats {
  * (megabytes; 0 turns pooling off). */
 #define BR_POOL_CAP ((size_t)1 << 30)
 size_t br_pool_default_cap(void);
+/* Blocks of a pool's size classes (from 128 KB) that no pool served,
+ * and their bytes, since the process started: their new pages cost a
+ * fault each (about 2-3 ms per MB on this project's VM, docs/DESIGN.md
+ * "Buffer pools"); -stats prints them. */
+void br_fresh_counts(int64_t *blocks, int64_t *bytes);
 BrPool *br_pool_new(size_t cap);     /* NULL without memory */
 void br_pool_free(BrPool *p);        /* frees every kept block; unbound */
 /* Binds p (or NULL) to this thread; returns the previous binding. */
