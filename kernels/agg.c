@@ -539,6 +539,24 @@ static void row_op(OpCode op, const MB *a, double *res)
                          : seg_agg(op, a->d + i * N, N, 0, false);
         return;
     }
+    if (op == OP_SUM || op == OP_SUMSQ || op == OP_MEAN) {
+        /* rows of up to 16 values in groups (agg_leaf.c sp_rows_sum: the
+         * same chains), longer ones as below */
+        int64_t nch = (M + 4095) / 4096;
+#pragma omp parallel for num_threads(br_threads()) if (br_par(work)) \
+    schedule(dynamic, 1)
+        for (int64_t t = 0; t < nch; t++) {
+            int64_t r0 = t * 4096, r1 = BR_MIN(M, r0 + 4096), longs[4096];
+            int64_t nl = leaf()->sp_rows_sum(a->rp, a->v, a->rp[M], r0, r1, op == OP_SUMSQ ? KM_SQ : KM_X, res, longs);
+            for (int64_t q = 0; q < nl; q++) {
+                int64_t i = longs[q], k = a->rp[i], len = a->rp[i + 1] - k;
+                res[i] = seg_agg(op == OP_MEAN ? OP_SUM : op, a->v + k, len, N - len, false);
+            }
+            if (op == OP_MEAN)
+                for (int64_t i = r0; i < r1; i++) res[i] /= (double)N;
+        }
+        return;
+    }
 #pragma omp parallel for num_threads(br_threads()) if (br_par(work)) \
     schedule(dynamic, 64)
     for (int64_t i = 0; i < M; i++) {

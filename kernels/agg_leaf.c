@@ -346,6 +346,77 @@ static void rows_narrow(const double *x, int64_t N, int64_t r0, int64_t r1,
     for (; i < r1; i++) res[i] = kval(ksum(x + i * N, N, mode, 0));
 }
 
+/* KAggLeaf.sp_rows_sum: Kahan sums (KM_X or KM_SQ) of the rows [r0, r1)
+ * of a CSR block with at most SG values each, RG rows at a time (lane =
+ * row, the steps of a row that has ended masked: its sum and correction
+ * stay), so a row's loop does not end at its own count (the exits of
+ * per-row loops of about ten values were mispredicted half the time,
+ * sp_leaf.c; and one row's chain of dependent adds ran alone). Each row
+ * is the chain of ksum over its values in order (unchecked steps, redone
+ * by ksum when the result is not finite, as rows_narrow). Longer rows'
+ * indexes go to longs; returns their count. */
+#define SG 16
+static int64_t sp_rows_sum(const int64_t *rp, const double *v, int64_t nz, int64_t r0, int64_t r1, int mode,
+                           double *res, int64_t *longs)
+{
+    int64_t nl = 0, i = r0;
+    for (; i + RG <= r1; i += RG) {
+        double buf[RG][SG] __attribute__((aligned(32)));
+        int64_t len[RG] __attribute__((aligned(32)));
+        for (int r = 0; r < RG; r++) {
+            int64_t p = rp[i + r], n = rp[i + r + 1] - p;
+            if (n > SG) { longs[nl++] = i + r; n = 0; }
+            len[r] = n;
+            /* a fixed-size copy (the values past the row are masked
+             * below), unless it would read past the stored values */
+            if (p + SG <= nz) memcpy(buf[r], v + p, sizeof buf[r]);
+            else {
+                memset(buf[r], 0, sizeof buf[r]);
+                memcpy(buf[r], v + p, (size_t)n * sizeof(double));
+            }
+        }
+        v4d S[RG / 4], C[RG / 4];
+        v4i Lq[RG / 4];
+        for (int q = 0; q < RG / 4; q++) {
+            S[q] = C[q] = (v4d){0, 0, 0, 0};
+            memcpy(&Lq[q], len + 4 * q, sizeof Lq[q]);
+        }
+        for (int k = 0; k < SG; k += 4) {
+#pragma GCC unroll 8
+            for (int q = 0; q < RG / 4; q++) {
+                /* steps k..k+3 of rows 4q..4q+3, transposed in registers */
+                v4d a0 = vld(buf[4 * q] + k), a1 = vld(buf[4 * q + 1] + k);
+                v4d a2 = vld(buf[4 * q + 2] + k), a3 = vld(buf[4 * q + 3] + k);
+                v4d l01 = __builtin_shuffle(a0, a1, (v4i){0, 4, 2, 6});
+                v4d h01 = __builtin_shuffle(a0, a1, (v4i){1, 5, 3, 7});
+                v4d l23 = __builtin_shuffle(a2, a3, (v4i){0, 4, 2, 6});
+                v4d h23 = __builtin_shuffle(a2, a3, (v4i){1, 5, 3, 7});
+                v4d c[4] = {__builtin_shuffle(l01, l23, (v4i){0, 1, 4, 5}), __builtin_shuffle(h01, h23, (v4i){0, 1, 4, 5}),
+                            __builtin_shuffle(l01, l23, (v4i){2, 3, 6, 7}), __builtin_shuffle(h01, h23, (v4i){2, 3, 6, 7})};
+                for (int u = 0; u < 4; u++) {
+                    v4d x = mode == KM_SQ ? c[u] * c[u] : c[u], s0 = S[q], c0 = C[q];
+                    vkadd_fast(&S[q], &C[q], x);
+                    v4i m = Lq[q] > (v4i){k + u, k + u, k + u, k + u};
+                    S[q] = (v4d)(((v4i)S[q] & m) | ((v4i)s0 & ~m));
+                    C[q] = (v4d)(((v4i)C[q] & m) | ((v4i)c0 & ~m));
+                }
+            }
+        }
+        for (int q = 0; q < RG / 4; q++)
+            for (int l = 0; l < 4; l++) {
+                int64_t r = i + 4 * q + l;
+                double t = S[q][l] + C[q][l];
+                if (len[4 * q + l] == 0 && rp[r + 1] - rp[r] > SG) continue;   /* in longs */
+                res[r] = isfinite(t) ? t : kval(ksum(v + rp[r], rp[r + 1] - rp[r], mode, 0));
+            }
+    }
+    for (; i < r1; i++) {
+        if (rp[i + 1] - rp[i] > SG) longs[nl++] = i;
+        else res[i] = kval(ksum(v + rp[i], rp[i + 1] - rp[i], mode, 0));
+    }
+    return nl;
+}
+
 /* KAggLeaf.rows_minmax: rowMins/rowMaxs (OP_AMIN/OP_AMAX) or
  * rowIndexMin/rowIndexMax of rows [r0, r1) of a dense block with few columns N: one tight loop per row
  * without the blocked machinery of long rows (same results: min/max
@@ -426,5 +497,5 @@ static void cum_row(OpCode op, const double *restrict x, double *restrict o, dou
 
 const KAggLeaf K_LEAF(k_agg_leaf) = {
     .ksum = ksum, .minmaxprod = minmaxprod, .col_task = col_task, .rows_sum = rows_narrow,
-    .rows_minmax = rows_narrow_mm, .cum_row = cum_row,
+    .rows_minmax = rows_narrow_mm, .cum_row = cum_row, .sp_rows_sum = sp_rows_sum,
 };

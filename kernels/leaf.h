@@ -114,6 +114,13 @@ typedef struct KAggLeaf {
      * with N < 4 * K_AGG_LANES columns into res[r0..r1), each row one
      * chain in column order (the same numbers as ksum) */
     void (*rows_sum)(const double *x, int64_t N, int64_t r0, int64_t r1, int mode, double *res);
+    /* Kahan sums (KM_X or KM_SQ) of the rows [r0, r1) of a CSR block
+     * (rp by row, v; nz = rp[rows]: reads stay below it) with at most 16
+     * values into res[r0..r1), each row one chain over its values in
+     * order (ksum's numbers); the indexes of longer rows go to longs
+     * (room for r1 - r0), their count returned, their res untouched */
+    int64_t (*sp_rows_sum)(const int64_t *rp, const double *v, int64_t nz, int64_t r0, int64_t r1, int mode,
+                           double *res, int64_t *longs);
     /* rowMins/rowMaxs/rowIndexMin/rowIndexMax (k_agg's semantics) of the
      * rows [r0, r1) of a dense block with N columns into res[r0..r1) */
     void (*rows_minmax)(OpCode op, const double *x, int64_t N, int64_t r0, int64_t r1, double *res);

@@ -251,6 +251,52 @@ static void test_agg_arrays(const KAggLeaf *G, const KAggLeaf *L, const char *lv
 }
 
 /* Column tasks, narrow rows and cumulative rows of an M x N block. */
+/* sp_rows_sum against ksum row by row (the same bits): rows of 0 to 40
+ * values (16 the most it takes), groups and a tail, ranges ending at
+ * the last stored value, special values (a row whose unchecked sum is
+ * not finite is redone with the checked chain), both modes. */
+static void test_agg_sp_rows(const KAggLeaf *G, const KAggLeaf *L, const char *lv)
+{
+    const int64_t m = 203;
+    int64_t *rp = malloc((size_t)(m + 1) * sizeof *rp), *longs = malloc((size_t)m * sizeof *longs);
+    rp[0] = 0;
+    for (int64_t i = 0; i < m; i++) rp[i + 1] = rp[i] + (i % 11 == 4 ? 0 : (int64_t)(t_urand() * 41));
+    int64_t nz = rp[m];
+    double *v = malloc((size_t)BR_MAX(nz, 1) * sizeof *v), *res = malloc((size_t)m * sizeof *res);
+    for (int sp = 0; sp < 2; sp++) {
+        if (sp) values(v, nz); else uniform(v, nz, -1e3, 1e3);
+        for (int mode = KM_X; mode <= KM_SQ; mode++)
+            for (int lvl = 0; lvl < 2; lvl++) {
+                const KAggLeaf *A = lvl ? L : G;
+                static const int64_t cuts[][2] = {{0, 203}, {5, 37}, {170, 203}, {0, 0}};
+                for (int c = 0; c < 4; c++) {
+                    int64_t r0 = cuts[c][0], r1 = cuts[c][1];
+                    for (int64_t i = 0; i < m; i++) res[i] = -7;
+                    int64_t nl = A->sp_rows_sum(rp, v, nz, r0, r1, mode, res, longs), seen = 0;
+                    for (int64_t i = r0; i < r1; i++) {
+                        int64_t n = rp[i + 1] - rp[i];
+                        if (n > 16) {
+                            bool listed = false;
+                            for (int64_t q = 0; q < nl; q++) listed |= longs[q] == i;
+                            T_CHECK(listed && res[i] == -7, "%s sp_rows_sum: row %lld of %lld values listed", lv,
+                                    (long long)i, (long long)n);
+                            seen++;
+                            continue;
+                        }
+                        KKahan kk = G->ksum(v + rp[i], n, mode, 0);
+                        double d = kk.s + kk.c;
+                        T_CHECK(same(res[i], d), "%s sp_rows_sum %s mode %d row %lld (%lld values): %.17g vs %.17g",
+                                lv, sp ? "specials" : "uniform", mode, (long long)i, (long long)n, res[i], d);
+                    }
+                    T_CHECK(nl == seen, "%s sp_rows_sum: %lld long rows, %lld listed", lv, (long long)seen, (long long)nl);
+                    T_CHECK((r0 == 0 || res[r0 - 1] == -7) && (r1 == m || res[r1] == -7), "%s sp_rows_sum: rows outside",
+                            lv);
+                }
+            }
+    }
+    free(rp); free(longs); free(v); free(res);
+}
+
 static void test_agg_blocks(const KAggLeaf *G, const KAggLeaf *L, const char *lv)
 {
     static const int64_t ns[] = {1, 2, 3, 4, 5, 8, 13, 31, 64, 100, 127};
@@ -760,6 +806,7 @@ int main(void)
         test_ew_leaf(k_leaves(K_ISA_GENERIC)->ew, k_leaves(lvl)->ew, lv);
         test_agg_arrays(k_leaves(K_ISA_GENERIC)->agg, k_leaves(lvl)->agg, lv);
         test_agg_blocks(k_leaves(K_ISA_GENERIC)->agg, k_leaves(lvl)->agg, lv);
+        test_agg_sp_rows(k_leaves(K_ISA_GENERIC)->agg, k_leaves(lvl)->agg, lv);
         test_mm_leaf(k_leaves(K_ISA_GENERIC)->mm, k_leaves(lvl)->mm, lv);
         test_mmchain_leaf(k_leaves(K_ISA_GENERIC)->mmchain, k_leaves(lvl)->mmchain, lv);
         test_cla_leaf(k_leaves(K_ISA_GENERIC)->cla, k_leaves(lvl)->cla, lv);
