@@ -15,18 +15,123 @@
  * BrErr naming the file and the dataset). */
 #include "ioint.h"
 
+#include <dlfcn.h>
 #include <hdf5.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+/* The library is loaded when a script first reads or writes an HDF5
+ * file (dlopen by the soname the Makefile read from the library it
+ * compiles against), not when braid starts: with its 35 libraries (curl,
+ * TLS, Kerberos, LDAP) it took about 12 ms of every start of every
+ * process, whether or not the script touched HDF5. The functions below
+ * go through the pointers of h5 (the names stay the library's: the
+ * macros after the table point them there; each is looked up by its own
+ * name, #f, which the macros do not touch). */
+#ifndef BRAID_HDF5_SONAME
+#define BRAID_HDF5_SONAME "libhdf5_serial.so.103"
+#endif
+#define H5_FNS(X) \
+    X(H5open) X(H5Eset_auto2) X(H5Oopen) X(H5Iget_type) X(H5Oclose) X(H5Sget_simple_extent_ndims) \
+    X(H5Sget_simple_extent_dims) X(H5Fis_hdf5) X(H5Fopen) X(H5Lexists) X(H5Oexists_by_name) X(H5Dopen2) \
+    X(H5Literate) X(H5Dget_type) X(H5Tget_class) X(H5Dget_space) X(H5Dread) X(H5Sclose) X(H5Tclose) \
+    X(H5Dclose) X(H5Fclose) X(H5Fcreate) X(H5Screate_simple) X(H5Pcreate) X(H5Pset_create_intermediate_group) \
+    X(H5Dcreate2) X(H5Dwrite) X(H5Pclose)
+static struct {
+    void *dl;
+#define H5_PTR(f) __typeof__(f) *p_##f;
+    H5_FNS(H5_PTR)
+#undef H5_PTR
+    hid_t *native_double, *ieee_f64le, *lcpl_cls;   /* the library's global ids */
+} h5;
+#define H5_CALL(f) (*h5.p_##f)
+#undef H5open
+#define H5open H5_CALL(H5open)
+#define H5Eset_auto2 H5_CALL(H5Eset_auto2)
+#define H5Oopen H5_CALL(H5Oopen)
+#define H5Iget_type H5_CALL(H5Iget_type)
+#define H5Oclose H5_CALL(H5Oclose)
+#define H5Sget_simple_extent_ndims H5_CALL(H5Sget_simple_extent_ndims)
+#define H5Sget_simple_extent_dims H5_CALL(H5Sget_simple_extent_dims)
+#define H5Fis_hdf5 H5_CALL(H5Fis_hdf5)
+#define H5Fopen H5_CALL(H5Fopen)
+#define H5Lexists H5_CALL(H5Lexists)
+#define H5Oexists_by_name H5_CALL(H5Oexists_by_name)
+#define H5Dopen2 H5_CALL(H5Dopen2)
+#undef H5Literate
+#define H5Literate H5_CALL(H5Literate)
+#define H5Dget_type H5_CALL(H5Dget_type)
+#define H5Tget_class H5_CALL(H5Tget_class)
+#define H5Dget_space H5_CALL(H5Dget_space)
+#define H5Dread H5_CALL(H5Dread)
+#define H5Sclose H5_CALL(H5Sclose)
+#define H5Tclose H5_CALL(H5Tclose)
+#define H5Dclose H5_CALL(H5Dclose)
+#define H5Fclose H5_CALL(H5Fclose)
+#define H5Fcreate H5_CALL(H5Fcreate)
+#define H5Screate_simple H5_CALL(H5Screate_simple)
+#define H5Pcreate H5_CALL(H5Pcreate)
+#define H5Pset_create_intermediate_group H5_CALL(H5Pset_create_intermediate_group)
+#define H5Dcreate2 H5_CALL(H5Dcreate2)
+#define H5Dwrite H5_CALL(H5Dwrite)
+#define H5Pclose H5_CALL(H5Pclose)
+/* H5F_ACC_* check the headers' version against the library's: the
+ * soname fixes the library's ABI */
+#undef H5CHECK
+#define H5CHECK
+#undef H5T_NATIVE_DOUBLE
+#define H5T_NATIVE_DOUBLE (*h5.native_double)
+#undef H5T_IEEE_F64LE
+#define H5T_IEEE_F64LE (*h5.ieee_f64le)
+#undef H5P_LINK_CREATE
+#define H5P_LINK_CREATE (*h5.lcpl_cls)
+
 static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void h5_enter(void)
+/* The library's file: BRAID_HDF5_LIB (another build of the same ABI),
+ * else the soname. */
+static const char *h5_lib(void)
+{
+    const char *v = getenv("BRAID_HDF5_LIB");
+    return v && *v ? v : BRAID_HDF5_SONAME;
+}
+
+/* Loads the library once (under h5_lock); false when it is missing. */
+static bool h5_load(void)
+{
+    if (h5.dl) return true;
+    void *dl = dlopen(h5_lib(), RTLD_NOW | RTLD_LOCAL);
+    if (!dl) return false;
+    bool ok = true;
+#define H5_SYM(f) ok = ok && (*(void **)&h5.p_##f = dlsym(dl, #f)) != NULL;
+    H5_FNS(H5_SYM)
+#undef H5_SYM
+    ok = ok && (h5.native_double = dlsym(dl, "H5T_NATIVE_DOUBLE_g")) && (h5.ieee_f64le = dlsym(dl, "H5T_IEEE_F64LE_g")) &&
+         (h5.lcpl_cls = dlsym(dl, "H5P_CLS_LINK_CREATE_ID_g"));
+    /* the global ids are set when the library initializes */
+    if (!ok || H5_CALL(H5open)() < 0) {
+        dlclose(dl);
+        memset(&h5, 0, sizeof h5);
+        return false;
+    }
+    h5.dl = dl;
+    return true;
+}
+
+/* Takes the lock and the library; on failure (the library is not
+ * installed) an error naming path, and the lock is not held. */
+static int h5_enter(const char *path, BrErr *e)
 {
     pthread_mutex_lock(&h5_lock);
+    if (!h5_load()) {
+        pthread_mutex_unlock(&h5_lock);
+        return br_err(e, BR_EIO, "%s: HDF5 files need the HDF5 library %s (Debian's libhdf5-103-1; BRAID_HDF5_LIB "
+                      "names another), which could not be loaded", path, h5_lib());
+    }
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    return 0;
 }
 
 static void h5_leave(void) { pthread_mutex_unlock(&h5_lock); }
@@ -151,7 +256,7 @@ MB *io_read_hdf5(const char *path, const char *dataset, int64_t rows, int64_t co
     bool dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
     MB *m = NULL;
     if (!dir) {
-        h5_enter();
+        if (h5_enter(path, e)) return NULL;
         m = read_file(path, dataset, e);
         h5_leave();
     } else {
@@ -162,9 +267,10 @@ MB *io_read_hdf5(const char *path, const char *dataset, int64_t rows, int64_t co
         int k = 0;
         if (!parts) br_err(e, BR_ENOMEM, "out of memory reading %s", path);
         else if (n == 0) br_err(e, BR_EIO, "read %s: the folder holds no part files", path);
-        h5_enter();
-        for (k = 0; parts && k < n && !e->code; k++) parts[k] = read_file(files[k], dataset, e);
-        h5_leave();
+        if (!e->code && !h5_enter(path, e)) {
+            for (k = 0; parts && k < n && !e->code; k++) parts[k] = read_file(files[k], dataset, e);
+            h5_leave();
+        }
         if (!e->code) m = stack_rows(parts, n, path, e);
         for (int q = 0; parts && q < n; q++) mb_release(parts[q]);
         for (int q = 0; q < n; q++) free(files[q]);
@@ -196,7 +302,10 @@ int io_write_hdf5(IoOut *o, const MB *mb, const char *dataset, BrErr *e)
         if (!(dense = mb_to_dense(mb, e))) return e->code;
         v = dense->d;
     }
-    h5_enter();
+    if (h5_enter(o->path, e)) {
+        mb_release(dense);
+        return e->code;
+    }
     /* the temporary io_out_open made, truncated by the library (same
        file: the commit's fsync and rename act on what it wrote) */
     hid_t f = H5Fcreate(o->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);

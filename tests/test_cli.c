@@ -334,6 +334,38 @@ static void lineage_flag(void)
     }
 }
 
+/* The HDF5 library is loaded when a script first reads or writes an
+ * HDF5 file (io/hdf5.c), not linked: braid does not list it, a script
+ * without HDF5 runs without it, and a missing one is an error naming
+ * the file (exit status 1, no crash, no file left). */
+static void hdf5_lazy(void)
+{
+    char cwd[512] = "", cmd[1400], line[1024] = "";
+    if (braid_bin()[0] != '/' && !getcwd(cwd, sizeof cwd)) return;
+    snprintf(cmd, sizeof cmd, "ldd %s%s%s 2>&1 | grep -c hdf5", cwd, cwd[0] ? "/" : "", braid_bin());
+    FILE *f = popen(cmd, "r");
+    if (f && !fgets(line, sizeof line, f)) line[0] = 0;
+    if (f) pclose(f);
+    T_CHECK(atoi(line) == 0, "braid links the HDF5 library: %s", line);
+    char h5[300], script[400];
+    own_tmp(h5, sizeof h5, "m.h5");
+    for (int k = 0; k < 2; k++) {
+        if (!k) snprintf(script, sizeof script, "print(sum(matrix(1, 2, 2)))");
+        else snprintf(script, sizeof script, "write(matrix(1, 2, 2), \"%s\", format=\"hdf5\")", h5);
+        snprintf(cmd, sizeof cmd, "BRAID_HDF5_LIB=/nonexistent/libhdf5.so timeout -s KILL 60 %s%s%s -s '%s' 2>&1",
+                 cwd, cwd[0] ? "/" : "", braid_bin(), script);
+        char out[2048] = "";
+        f = popen(cmd, "r");
+        size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
+        out[n] = 0;
+        int st = f ? pclose(f) : -1;
+        if (!k) T_CHECK(st == 0 && strstr(out, "4"), "a script without HDF5, no library: status %d, %s", st, out);
+        else T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1 && strstr(out, "m.h5") && strstr(out, "HDF5 library") &&
+                     access(h5, F_OK) != 0, "an HDF5 write without the library: status %d, %s", st, out);
+    }
+    remove(h5);
+}
+
 /* -bindcheck (runtime/bindcheck.h): each call prints what every
  * parameter received (positional, named, defaults, a default computed
  * from an earlier parameter, conversion to the declared type) and returns
@@ -527,6 +559,7 @@ int main(void)
     stats_explain_stdout();
     bindcheck_mode();
     lineage_flag();
+    hdf5_lazy();
     char rm[128];
     snprintf(rm, sizeof rm, "rm -rf '%s'", outdir);
     T_CHECK(system(rm) == 0, "clean");
