@@ -12,6 +12,54 @@
 
 #include "gpu.h"
 
+/* OpenCL's entry points, through pointers that gpu_init loads
+ * (gpu_cl_load: dlopen of the ICD loader, libOpenCL.so.1) the first time
+ * the GPU backend is asked for, so that a run without it does not load
+ * the loader and CLBlast's C++ libraries at every start. The names stay
+ * OpenCL's: the macros below point each at its pointer. */
+#define GPU_CL_FNS(X) \
+    X(clSetKernelArg) X(clGetDeviceInfo) X(clEnqueueReadBuffer) X(clReleaseMemObject) X(clCreateBuffer) \
+    X(clCreateKernel) X(clEnqueueNDRangeKernel) X(clFinish) X(clReleaseProgram) X(clEnqueueWriteBuffer) \
+    X(clEnqueueFillBuffer) X(clReleaseKernel) X(clGetKernelWorkGroupInfo) X(clReleaseEvent) \
+    X(clEnqueueCopyBuffer) X(clCreateProgramWithSource) X(clCreateContext) X(clCreateCommandQueue) \
+    X(clWaitForEvents) X(clRetainMemObject) X(clGetProgramBuildInfo) X(clGetPlatformInfo) X(clGetPlatformIDs) \
+    X(clGetMemObjectInfo) X(clGetEventInfo) X(clGetDeviceIDs) X(clBuildProgram)
+typedef struct GpuCl {
+#define GPU_CL_PTR(f) __typeof__(f) *p_##f;
+    GPU_CL_FNS(GPU_CL_PTR)
+#undef GPU_CL_PTR
+} GpuCl;
+extern GpuCl gpu_cl;
+/* Loads them once (false, with e set, when the ICD loader is missing). */
+int gpu_cl_load(BrErr *e);
+#define clSetKernelArg (*gpu_cl.p_clSetKernelArg)
+#define clGetDeviceInfo (*gpu_cl.p_clGetDeviceInfo)
+#define clEnqueueReadBuffer (*gpu_cl.p_clEnqueueReadBuffer)
+#define clReleaseMemObject (*gpu_cl.p_clReleaseMemObject)
+#define clCreateBuffer (*gpu_cl.p_clCreateBuffer)
+#define clCreateKernel (*gpu_cl.p_clCreateKernel)
+#define clEnqueueNDRangeKernel (*gpu_cl.p_clEnqueueNDRangeKernel)
+#define clFinish (*gpu_cl.p_clFinish)
+#define clReleaseProgram (*gpu_cl.p_clReleaseProgram)
+#define clEnqueueWriteBuffer (*gpu_cl.p_clEnqueueWriteBuffer)
+#define clEnqueueFillBuffer (*gpu_cl.p_clEnqueueFillBuffer)
+#define clReleaseKernel (*gpu_cl.p_clReleaseKernel)
+#define clGetKernelWorkGroupInfo (*gpu_cl.p_clGetKernelWorkGroupInfo)
+#define clReleaseEvent (*gpu_cl.p_clReleaseEvent)
+#define clEnqueueCopyBuffer (*gpu_cl.p_clEnqueueCopyBuffer)
+#define clCreateProgramWithSource (*gpu_cl.p_clCreateProgramWithSource)
+#define clCreateContext (*gpu_cl.p_clCreateContext)
+#define clCreateCommandQueue (*gpu_cl.p_clCreateCommandQueue)
+#define clWaitForEvents (*gpu_cl.p_clWaitForEvents)
+#define clRetainMemObject (*gpu_cl.p_clRetainMemObject)
+#define clGetProgramBuildInfo (*gpu_cl.p_clGetProgramBuildInfo)
+#define clGetPlatformInfo (*gpu_cl.p_clGetPlatformInfo)
+#define clGetPlatformIDs (*gpu_cl.p_clGetPlatformIDs)
+#define clGetMemObjectInfo (*gpu_cl.p_clGetMemObjectInfo)
+#define clGetEventInfo (*gpu_cl.p_clGetEventInfo)
+#define clGetDeviceIDs (*gpu_cl.p_clGetDeviceIDs)
+#define clBuildProgram (*gpu_cl.p_clBuildProgram)
+
 /* The fixed kernels of clsrc.c (ocl.c looks each up once). */
 typedef enum {
     K_EW_UNARY, K_EW_BINARY, K_CSR_BINARY, K_CSR_UNARY, K_CSR_TO_DENSE, K_CSR_MM,

@@ -3,6 +3,7 @@
  * process, on first use), launches and the device properties the cost
  * models read. Portable OpenCL 1.2 host code: it runs on any ICD (NVIDIA,
  * AMD, Intel, PoCL). */
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,11 +245,35 @@ static void drain_at_exit(void)
     if (gpu_ctx.q) clFinish(gpu_ctx.q);
 }
 
+GpuCl gpu_cl;
+
+int gpu_cl_load(BrErr *e)
+{
+    static void *dl;
+    if (dl) return 0;
+    const char *lib = getenv("BRAID_OPENCL_LIB");   /* another loader, or a vendor's library */
+    if (!lib || !*lib) lib = "libOpenCL.so.1";
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h) return br_err(e, BR_EFAIL, "GPU: the OpenCL ICD loader %s (Debian's ocl-icd-libopencl1; "
+                          "BRAID_OPENCL_LIB names another) could not be loaded", lib);
+    bool ok = true;
+#define GPU_CL_SYM(f) ok = ok && (*(void **)&gpu_cl.p_##f = dlsym(h, #f)) != NULL;
+    GPU_CL_FNS(GPU_CL_SYM)
+#undef GPU_CL_SYM
+    if (!ok) {
+        dlclose(h);
+        memset(&gpu_cl, 0, sizeof gpu_cl);
+        return br_err(e, BR_EFAIL, "GPU: the OpenCL ICD loader lacks an OpenCL 1.2 function");
+    }
+    dl = h;
+    return 0;
+}
+
 int gpu_init(BrErr *e)
 {
     static bool hooked;
     pthread_mutex_lock(&gpu_lock);
-    if (g_state == 0) g_state = build_all(&g_err) ? -1 : 1;
+    if (g_state == 0) g_state = gpu_cl_load(&g_err) || build_all(&g_err) ? -1 : 1;
     if (g_state == 1 && !hooked) hooked = !atexit(drain_at_exit);
     if (g_state == 1) gpu_pool_hook();
     if (g_state == 1) gpu_profile_device();

@@ -12,6 +12,7 @@
  * csr_csr_mm, dense_csr_mm, csr_tmm, tmm_csrb, csr_tsmm_r), dense ones
  * CLBlast. Left indexing reads a CSR target or source as CSR
  * (lix_rows), CLA's UNC groups a CSR block (cla_unc_csr). */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,11 +422,28 @@ static int blas_err(BrErr *e, CLBlastStatusCode s, const char *what)
     return br_err(e, BR_EFAIL, "GPU (CLBlast): %s failed (status %d)", what, (int)s);
 }
 
+/* CLBlast is loaded at its first product (dlopen, libclblast.so.1): a
+ * run without the GPU backend does not load it and its C++ libraries at
+ * every start (the calls hold gpu_lock). */
+static __typeof__(CLBlastDgemm) *p_dgemm;
+static int clblast_load(BrErr *e)
+{
+    if (p_dgemm) return 0;
+    void *h = dlopen("libclblast.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (h) *(void **)&p_dgemm = dlsym(h, "CLBlastDgemm");
+    if (!p_dgemm) {
+        if (h) dlclose(h);
+        return br_err(e, BR_EFAIL, "GPU: CLBlast (libclblast.so.1, Debian's libclblast1) could not be loaded");
+    }
+    return 0;
+}
+
 /* C = op(A) op(B) with CLBlast (row-major); one launch counted. */
 static int gemm(bool ta, bool tb, size_t m, size_t n, size_t k, cl_mem a, size_t lda, cl_mem b, size_t ldb,
                 cl_mem c, BrErr *e)
 {
-    CLBlastStatusCode s = CLBlastDgemm(CLBlastLayoutRowMajor, ta ? CLBlastTransposeYes : CLBlastTransposeNo,
+    if (clblast_load(e)) return e->code;
+    CLBlastStatusCode s = (*p_dgemm)(CLBlastLayoutRowMajor, ta ? CLBlastTransposeYes : CLBlastTransposeNo,
                                        tb ? CLBlastTransposeYes : CLBlastTransposeNo, m, n, k, 1.0, a, 0, lda, b, 0,
                                        ldb, 0.0, c, 0, n, &gpu_ctx.q, NULL);
     if (s != CLBlastSuccess) return blas_err(e, s, "Dgemm");

@@ -335,18 +335,29 @@ static void lineage_flag(void)
 }
 
 /* The HDF5 library is loaded when a script first reads or writes an
- * HDF5 file (io/hdf5.c), not linked: braid does not list it, a script
- * without HDF5 runs without it, and a missing one is an error naming
- * the file (exit status 1, no crash, no file left). */
-static void hdf5_lazy(void)
+ * HDF5 file (io/hdf5.c), OpenCL and CLBlast when the GPU backend is
+ * first asked for (gpu/ocl.c), not linked: braid does not list them, a
+ * script without them runs without them, and a missing one is an error
+ * (exit status 1, no crash; an HDF5 write leaves no file). */
+static void lazy_libs(void)
 {
     char cwd[512] = "", cmd[1400], line[1024] = "";
     if (braid_bin()[0] != '/' && !getcwd(cwd, sizeof cwd)) return;
-    snprintf(cmd, sizeof cmd, "ldd %s%s%s 2>&1 | grep -c hdf5", cwd, cwd[0] ? "/" : "", braid_bin());
+    snprintf(cmd, sizeof cmd, "ldd %s%s%s 2>&1 | grep -c -E 'hdf5|OpenCL|clblast'", cwd, cwd[0] ? "/" : "",
+             braid_bin());
     FILE *f = popen(cmd, "r");
     if (f && !fgets(line, sizeof line, f)) line[0] = 0;
     if (f) pclose(f);
-    T_CHECK(atoi(line) == 0, "braid links the HDF5 library: %s", line);
+    T_CHECK(atoi(line) == 0, "braid links HDF5, OpenCL or CLBlast: %s", line);
+    snprintf(cmd, sizeof cmd, "BRAID_OPENCL_LIB=/nonexistent/libOpenCL.so timeout -s KILL 60 %s%s%s -gpu -s "
+             "'print(sum(matrix(1, 2, 2)))' 2>&1", cwd, cwd[0] ? "/" : "", braid_bin());
+    char gout[2048] = "";
+    f = popen(cmd, "r");
+    size_t gn = f ? fread(gout, 1, sizeof gout - 1, f) : 0;
+    gout[gn] = 0;
+    int gst = f ? pclose(f) : -1;
+    T_CHECK(WIFEXITED(gst) && WEXITSTATUS(gst) == 1 && strstr(gout, "OpenCL ICD loader"),
+            "-gpu without the OpenCL loader: status %d, %s", gst, gout);
     char h5[300], script[400];
     own_tmp(h5, sizeof h5, "m.h5");
     for (int k = 0; k < 2; k++) {
@@ -559,7 +570,7 @@ int main(void)
     stats_explain_stdout();
     bindcheck_mode();
     lineage_flag();
-    hdf5_lazy();
+    lazy_libs();
     char rm[128];
     snprintf(rm, sizeof rm, "rm -rf '%s'", outdir);
     T_CHECK(system(rm) == 0, "clean");
