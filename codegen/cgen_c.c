@@ -1060,12 +1060,6 @@ static void emit_row_deferred(const Gen *g, const char *def)
     for (int i = split + 1; i < p->nn; i++) if (body_node(p, i) && !def[i]) emit_row_node(g, i, ind);
 }
 
-static bool row_blocked(const CPlan *p)
-{
-    for (int i = 0; i < p->nn; i++) if (cplan_row_kwidth(p, i)) return true;
-    return false;
-}
-
 /* The row body of a block by columns (emit_row_soa): is every body
  * node a scalar per row or a vector of a specialized product's width
  * (klen), computed from such nodes, the block's products, side inputs
@@ -1442,7 +1436,7 @@ static int lag_phase(const CPlan *p, int i)
 
 static bool row_lagged(const CPlan *p)
 {
-    if (p->var != V_COL_T_AGG || p->nout != 1 || row_blocked(p)) return false;
+    if (p->var != V_COL_T_AGG || p->nout != 1 || cplan_row_blocked(p)) return false;
     int r = p->out[0];
     const CNode *x = &p->n[r];
     if (x->kind != CN_MMTL || !is_main(p, x->a[0]) || p->n[x->a[1]].vc == VC_VEC) return false;
@@ -1622,7 +1616,7 @@ static void emit_row_sparse(Gen *g, bool rowout)
 static void gen_row(const CPlan *p, StrBuf *b)
 {
     Gen g = {.p = p, .b = b, .ax = AX_CELL};
-    bool blocked = row_blocked(p);
+    bool blocked = cplan_row_blocked(p);
     /* tmp size */
     sb_puts(b, "\nint64_t cg_tmp(const int64_t *restrict L)\n{\n    int64_t off = 0;\n");
     for (int i = 0; i < p->nn; i++) {
@@ -1852,7 +1846,7 @@ char *cgen_c(const CPlan *p)
 {
     StrBuf b = {0};
     sb_puts(&b, cg_prelude);
-    if (p->tpl == T_ROW && row_blocked(p)) sb_puts(&b, cg_prelude_blk);
+    if (p->tpl == T_ROW && cplan_row_blocked(p)) sb_puts(&b, cg_prelude_blk);
     sb_printf(&b, "\nconst unsigned long long cg_hash = 0x%016llxULL;\n", (unsigned long long)p->hash);
     switch (p->tpl) {
     case T_CELL: case T_MAGG: gen_cell(p, &b); break;

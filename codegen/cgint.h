@@ -446,6 +446,9 @@ int cplan_nops(const CPlan *p);
  * operand of a t(main) %*% (.) root, or the vector operand of a
  * multi-output plan's COL_T_AGG output over the main row), 0 if none. */
 int cplan_row_kwidth(const CPlan *p, int n);
+/* Row: has any node a specialized width (the blocked products of
+ * cgen_c.c; their dense function has no loop without the main row)? */
+bool cplan_row_blocked(const CPlan *p);
 /* Row: the vector operand of t(.) %*% (.) node n whose other operand is
  * the main row (t(main) %*% q or t(q) %*% main), -1 if none. */
 int cplan_row_tvec(const CPlan *p, int n);

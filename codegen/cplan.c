@@ -563,6 +563,12 @@ int cplan_row_kwidth(const CPlan *p, int n)
     return w >= 2 && w <= 16 ? (int)w : 0;
 }
 
+bool cplan_row_blocked(const CPlan *p)
+{
+    for (int i = 0; i < p->nn; i++) if (cplan_row_kwidth(p, i)) return true;
+    return false;
+}
+
 int cplan_row_main_taggs(const CPlan *p, int *outs, bool *left)
 {
     int nt = 0;

@@ -504,8 +504,7 @@ static void row_prepare(CgOp *op, const int64_t *est, Value *args, int nargs, Bi
     sp.ntq = cplan_row_main_taggs(p, sp.tq_out, sp.tq_left);
     /* the dense function's loop without the main row (cgen_c.c gen_row:
      * not beside blocked products) */
-    sp.fd_cq = sp.prod_only && sp.nprod + sp.ntq > 0;
-    for (int i = 0; i < p->nn && sp.fd_cq; i++) sp.fd_cq = !cplan_row_kwidth(p, i);
+    sp.fd_cq = sp.prod_only && sp.nprod + sp.ntq > 0 && !cplan_row_blocked(p);
     const CNode *r = &p->n[p->out[0]];
     switch (p->var) {
     case V_NO_AGG: sp.var = SPR_NO_AGG; sp.orows = M; sp.ocols = row_len(p, b.L, p->out[0]); break;

@@ -253,7 +253,7 @@ typedef struct KClaLeaf {
 extern const KClaLeaf k_cla_leaf_generic, k_cla_leaf_avx2, k_cla_leaf_avx512;
 
 /* ---- sp_leaf.c: CSR row loops of sparse matrix-vector products ---- */
-/* doubles of tmv_rows' scratch */
+/* values of the rows tmv_rows spreads q over at a time (its stack) */
 #define K_SP_SCRATCH 4096
 typedef struct KSpLeaf {
     /* y[i - r0] = the sum over row i's values p of v[p] * x[ci[p]], rows
@@ -264,10 +264,9 @@ typedef struct KSpLeaf {
     void (*mv_rows)(const int64_t *rp, const int32_t *ci, const double *v, int64_t nz, const double *x,
                     int64_t r0, int64_t r1, double *y);
     /* acc[ci[p]] += v[p] * q[i - r0] over the values p of the rows [r0,
-     * r1) in order (every level the same bits); w: scratch of
-     * K_SP_SCRATCH doubles */
+     * r1) in order (every level the same bits) */
     void (*tmv_rows)(const int64_t *rp, const int32_t *ci, const double *v, const double *q, int64_t r0,
-                     int64_t r1, double *acc, double *w);
+                     int64_t r1, double *acc);
 } KSpLeaf;
 extern const KSpLeaf k_sp_leaf_generic, k_sp_leaf_avx2, k_sp_leaf_avx512;
 

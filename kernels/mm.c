@@ -1083,18 +1083,9 @@ static MB *tl_sd_small(const MB *a, const MB *b, BrErr *e)
         /* t(X) %*% v: the sparse leaf's flat loop over a block's values
          * (the same sums, in the same order, as the loop below) */
         const KSpLeaf *L = k_leaves(k_isa())->sp;
-        int fail = 0;
-        #pragma omp parallel num_threads(T) if (T > 1)
-        {
-            double *w = br_alloc_aligned(K_SP_SCRATCH * sizeof(double));
-            if (!w) __atomic_store_n(&fail, 1, __ATOMIC_RELAXED);
-            #pragma omp for schedule(static)
-            for (int64_t g = 0; g < nb; g++)
-                if (w) L->tmv_rows(a->rp, a->ci, a->v, b->d + g * rows, g * rows, BR_MIN(k, g * rows + rows),
-                                   part + g * cells, w);
-            br_free_aligned(w);
-        }
-        if (fail) { free(part); mb_release(r); return oom(e); }
+        #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+        for (int64_t g = 0; g < nb; g++)
+            L->tmv_rows(a->rp, a->ci, a->v, b->d + g * rows, g * rows, BR_MIN(k, g * rows + rows), part + g * cells);
     } else {
         #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
         for (int64_t g = 0; g < nb; g++) {

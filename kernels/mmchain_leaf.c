@@ -283,13 +283,13 @@ static void chain_sparse(const KChain *ch, int64_t r0, int64_t r1, double *restr
          * exits). Rows whose q is 0 add v * 0 = +-0 (their values are
          * finite, as above): the sums keep their bits. */
         const KSpLeaf *S = &K_LEAF(k_sp_leaf);
-        double qc[CHAIN_SP_ROWS], w[K_SP_SCRATCH];
+        double qc[CHAIN_SP_ROWS];
         for (int64_t i0 = r0; i0 < r1; i0 += CHAIN_SP_ROWS) {
             int64_t i1 = i0 + CHAIN_SP_ROWS < r1 ? i0 + CHAIN_SP_ROWS : r1;
             S->mv_rows(x->rp, ci, xv, x->rp[x->rows], v, i0, i1, qc);
             if (ch->w)
                 for (int64_t i = i0; i < i1; i++) qc[i - i0] *= ch->w[i * ch->wc];
-            S->tmv_rows(x->rp, ci, xv, qc, i0, i1, acc, w);
+            S->tmv_rows(x->rp, ci, xv, qc, i0, i1, acc);
         }
         return;
     }

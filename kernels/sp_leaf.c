@@ -86,9 +86,10 @@ static void mv_rows(const int64_t *rp, const int32_t *ci, const double *v, int64
 
 /* KSpLeaf.tmv_rows */
 static void tmv_rows(const int64_t *rp, const int32_t *ci, const double *v, const double *q, int64_t r0, int64_t r1,
-                     double *restrict acc, double *restrict w)
+                     double *restrict acc)
 {
 #if defined(__AVX2__)
+    double w[K_SP_SCRATCH] __attribute__((aligned(32)));   /* each value's q (32 KB) */
     int64_t i = r0;
     while (i < r1) {
         const int64_t base = rp[i];
@@ -122,7 +123,6 @@ static void tmv_rows(const int64_t *rp, const int32_t *ci, const double *v, cons
         i = e;
     }
 #else
-    (void)w;
     for (int64_t i = r0; i < r1; i++) {
         const double qi = q[i - r0];
         for (int64_t p = rp[i]; p < rp[i + 1]; p++) acc[ci[p]] += v[p] * qi;

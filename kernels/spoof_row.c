@@ -93,10 +93,8 @@ static double *dense_copy(const MB *m, BrErr *e)
  * takes it (spoof.h); NULL when out of memory. */
 static double *side_t(const MB *m)
 {
-    double *t = br_malloc((size_t)BR_MAX(m->rows * m->cols, 1) * sizeof(double));
+    double *t = br_calloc((size_t)BR_MAX(m->rows * m->cols, 1), sizeof(double));
     if (!t) return NULL;
-    for (int64_t i = 0; i < m->rows; i++)
-        for (int64_t j = 0; j < m->cols; j++) t[j * m->rows + i] = 0;
     if (m->sparse) {
         for (int64_t i = 0; i < m->rows; i++)
             for (int64_t q = m->rp[i]; q < m->rp[i + 1]; q++) t[(int64_t)m->ci[q] * m->rows + i] = m->v[q];
@@ -539,9 +537,8 @@ static bool sq_rows(const RCtx *x, const double **P, int64_t *S, int64_t ra, int
     double *qb = qw ? br_malloc((size_t)(B * qw) * sizeof(double)) : NULL;
     double *tb = tw ? br_malloc((size_t)(B * tw) * sizeof(double)) : NULL;
     double *col = br_malloc((size_t)B * sizeof(double));
-    double *w = br_alloc_aligned(K_SP_SCRATCH * sizeof(double));
     static const double none[8];   /* the main row's pointer: not read */
-    bool ok = (qb || !qw) && (tb || !tw) && col && w;
+    bool ok = (qb || !qw) && (tb || !tw) && col;
     memcpy(P, x->Pd, (size_t)n * sizeof *P);
     P[op->main] = none;
     S[op->main] = 0;
@@ -582,7 +579,7 @@ static bool sq_rows(const RCtx *x, const double **P, int64_t *S, int64_t ra, int
                     for (int64_t i = 0; i < len; i++) col[i] = tb[i * tw + o];
                     q = col;
                 }
-                L->tmv_rows(rp, ci, cv, q, lo, lo + len, pt, w);
+                L->tmv_rows(rp, ci, cv, q, lo, lo + len, pt);
                 continue;
             }
             for (int64_t i = 0; i < len; i++) {   /* the sparse partials' layouts (spoof.h) */
@@ -598,7 +595,6 @@ static bool sq_rows(const RCtx *x, const double **P, int64_t *S, int64_t ra, int
     }
     P[n] = P[n + 1] = NULL;
     free(qb); free(tb); free(col);
-    br_free_aligned(w);
     return ok;
 }
 

@@ -485,7 +485,6 @@ static void test_sp_leaf(const KSpLeaf *G, const KSpLeaf *L, const char *lv)
             if (mi == 2) values(q, m); else uniform(q, m, -2, 2);
             double *yg = malloc((size_t)m * sizeof *yg), *yl = malloc((size_t)m * sizeof *yl);
             double *ag = calloc((size_t)n, sizeof *ag), *al = calloc((size_t)n, sizeof *al), *ad = calloc((size_t)n, sizeof *ad);
-            double *w = malloc(K_SP_SCRATCH * sizeof *w);
             static const int64_t cuts[][2] = {{0, 300}, {0, 1}, {5, 9}, {299, 300}, {250, 300}, {3, 3}};
             for (int c = 0; c < 6; c++) {
                 int64_t r0 = cuts[c][0], r1 = cuts[c][1];
@@ -499,15 +498,15 @@ static void test_sp_leaf(const KSpLeaf *G, const KSpLeaf *L, const char *lv)
                             lv, means[mi], (long long)n, (long long)i, yg[i - r0], yl[i - r0], d);
                 }
                 memset(ag, 0, (size_t)n * sizeof *ag); memset(al, 0, (size_t)n * sizeof *al); memset(ad, 0, (size_t)n * sizeof *ad);
-                G->tmv_rows(rp, ci, v, q + r0, r0, r1, ag, w);
-                L->tmv_rows(rp, ci, v, q + r0, r0, r1, al, w);
+                G->tmv_rows(rp, ci, v, q + r0, r0, r1, ag);
+                L->tmv_rows(rp, ci, v, q + r0, r0, r1, al);
                 for (int64_t i = r0; i < r1; i++)
                     for (int64_t p = rp[i]; p < rp[i + 1]; p++) ad[ci[p]] += v[p] * q[i];
                 int64_t dg = first_diff(ag, ad, n, 0), dl = first_diff(al, ad, n, 0);
                 T_CHECK(dg < 0 && dl < 0, "%s sp tmv_rows mean %d n %lld rows %lld..%lld: column %lld", lv, means[mi],
                         (long long)n, (long long)r0, (long long)r1, (long long)(dg >= 0 ? dg : dl));
             }
-            free(rp); free(ci); free(v); free(x); free(q); free(yg); free(yl); free(ag); free(al); free(ad); free(w);
+            free(rp); free(ci); free(v); free(x); free(q); free(yg); free(yl); free(ag); free(al); free(ad);
         }
 }
 
