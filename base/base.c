@@ -131,13 +131,17 @@ void *br_realloc(void *p, size_t n) { return fail_injected() ? (errno = ENOMEM, 
 
 /* Aligned blocks carry their capacity in a 64-byte header (the rest of
  * the header links a block kept in a pool). Blocks of at least HUGE_MIN
- * bytes are 2 MB aligned and advised to use transparent huge pages (the
- * kernel's default mode is "madvise"): on a virtual machine a TLB miss
- * walks two page tables, and streaming kernels over 4 KB pages lost
- * 10-30% of their time to it (bench_codegen, docs/DESIGN.md). NumPy
+ * bytes are mapped at a 2 MB boundary, in whole 2 MB pages, and advised
+ * to use transparent huge pages (the kernel's default mode is "madvise")
+ * before anything touches them. On a virtual machine a TLB miss walks two
+ * page tables, and streaming kernels over 4 KB pages lost 10-30% of their
+ * time to it (bench_codegen, docs/DESIGN.md); and a first touch costs a
+ * fault per page: on the benchmark VM about 10 us per 4 KB page (2.5 ms
+ * per MB) against about 0.05-1.7 ms per MB in 2 MB pages (docs/perf.md
+ * "Fresh memory"). A block of 1 to 2 MB takes a whole 2 MB page. NumPy
  * advises its large arrays the same way. */
 #define ALIGN_HDR 64
-#define HUGE_MIN ((size_t)4 << 20)
+#define HUGE_MIN ((size_t)1 << 20)
 #define HUGE_PAGE ((size_t)2 << 20)
 
 /* Buffer pools (base.h, docs/DESIGN.md "Buffer pools"). A block of at
@@ -206,6 +210,9 @@ static size_t env_mb(const char *name, size_t def)
 
 size_t br_pool_default_cap(void) { return env_mb("BRAID_POOL_MB", BR_POOL_CAP); }
 
+/* The length mapped for a block of capacity cap: whole 2 MB pages. */
+static size_t huge_len(size_t cap) { return (cap + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1); }
+
 /* Blocks that alloc_aligned mapped itself carry BLK_MAPPED in their
  * header's third word (the second links a kept block). */
 #define BLK_MAPPED ((size_t)0x6d6d6170)
@@ -214,7 +221,7 @@ static size_t *blk_flag(char *b) { return (size_t *)(b + 2 * sizeof(size_t)); }
 /* Gives block b (header address) back to the system. */
 static void blk_release(char *b)
 {
-    if (*blk_flag(b) == BLK_MAPPED) (void)munmap(b, *(size_t *)b);
+    if (*blk_flag(b) == BLK_MAPPED) (void)munmap(b, huge_len(*(size_t *)b));
     else free(b);
 }
 
@@ -356,19 +363,24 @@ bool br_reserve_stats(BrPoolStats *s)
 
 #if !defined(__SANITIZE_ADDRESS__)
 /* A fresh block of sz bytes (a class capacity of at least HUGE_MIN: a
- * multiple of 1 MB, so whole pages) at a 2 MB boundary,
- * mapped here: its pages are the kernel's zero pages until touched, so
- * br_calloc_aligned need not clear it (and does not fault every page
- * in on its one thread). NULL on failure. */
+ * multiple of 256 KB, so whole pages) at a 2 MB boundary, mapped here in
+ * whole 2 MB pages (huge_len): its pages are the kernel's zero pages
+ * until touched, so br_calloc_aligned need not clear it (and does not
+ * fault every page in on its one thread). NULL on failure. */
 static char *map_huge(size_t sz)
 {
-    size_t len = sz + HUGE_PAGE;
-    if (len < sz) return NULL;
+    size_t hl = huge_len(sz), len = hl + HUGE_PAGE;
+    if (hl < sz || len < hl) return NULL;
     char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) return NULL;
     char *b = (char *)(((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
     if (b > m) (void)munmap(m, (size_t)(b - m));
-    if (b + sz < m + len) (void)munmap(b + sz, (size_t)(m + len - (b + sz)));
+    if (b + hl < m + len) (void)munmap(b + hl, (size_t)(m + len - (b + hl)));
+#ifdef MADV_HUGEPAGE
+    /* before anything touches the block: a page faulted in first (the
+     * header) would give its 2 MB range 4 KB pages for good */
+    (void)madvise(b, hl, MADV_HUGEPAGE);
+#endif
     return b;
 }
 #endif
@@ -415,12 +427,12 @@ static void *alloc_block(size_t n, bool scratch, bool *fresh)
             void *q = NULL;
             if (posix_memalign(&q, huge ? HUGE_PAGE : 64, sz)) return NULL;
             p = q;
+#ifdef MADV_HUGEPAGE
+            if (huge) (void)madvise(p, sz / HUGE_PAGE * HUGE_PAGE, MADV_HUGEPAGE);
+#endif
             *(size_t *)p = sz;
             *blk_flag(p) = 0;
         }
-#ifdef MADV_HUGEPAGE
-        if (huge) (void)madvise(p, sz / HUGE_PAGE * HUGE_PAGE, MADV_HUGEPAGE);
-#endif
     }
     return p + ALIGN_HDR;
 }

@@ -264,10 +264,28 @@ int main(int argc, char **argv)
      * loads; without the restart, openblas_timeout() applies it). */
     bool blas_timeout = !getenv("OPENBLAS_THREAD_TIMEOUT");
     if (blas_timeout) setenv("OPENBLAS_THREAD_TIMEOUT", OPENBLAS_TIMEOUT, 1);
+    bool restart = false;
     if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT")) {
         setenv("GOMP_SPINCOUNT", "20000", 1);
-        execv("/proc/self/exe", argv);
+        restart = true;
     }
+    /* glibc's malloc advises its heaps and mapped chunks to use
+     * transparent huge pages (glibc.malloc.hugetlb=1, read at start):
+     * braid's sparse arrays and mid-sized blocks come from malloc, and a
+     * first touch costs a fault per page, about 10 us per 4 KB page on the
+     * benchmark VM against 0.1-3 ms per 2 MB page (docs/perf.md "Fresh
+     * memory"). A setting the user made stays. */
+    const char *tun = getenv("GLIBC_TUNABLES");
+    if (!tun || !strstr(tun, "glibc.malloc.hugetlb")) {
+        char buf[4096];
+        int n = snprintf(buf, sizeof buf, "%s%sglibc.malloc.hugetlb=1", tun ? tun : "",
+                         tun && *tun ? ":" : "");
+        if (n > 0 && (size_t)n < sizeof buf) {
+            setenv("GLIBC_TUNABLES", buf, 1);
+            restart = true;
+        }
+    }
+    if (restart) execv("/proc/self/exe", argv);
     if (blas_timeout) openblas_timeout();
     /* glibc's malloc serves blocks above its mmap threshold (dynamic,
      * from 128 KB) by mmap and gives the heap top back above twice that,

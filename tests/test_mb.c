@@ -1,7 +1,9 @@
 /* test_mb.c: matrix block construction, conversion and format choice. */
 #include "t.h"
 #include "kernels/mm.h"
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -252,7 +254,8 @@ static void test_reserve(void)
  * the fresh path skipped clearing a reused block (the reserve's). */
 static void test_calloc_large(void)
 {
-    size_t sizes[] = {((size_t)4 << 20) - 64, (size_t)5 << 20, ((size_t)6 << 20) + 8, (size_t)9 << 20};
+    size_t sizes[] = {((size_t)1 << 20) - 64, ((size_t)3 << 19) + 8, ((size_t)4 << 20) - 64, (size_t)5 << 20,
+                      ((size_t)6 << 20) + 8, (size_t)9 << 20};
     for (int t = 1; t <= 2; t++) {
         br_set_threads(t);
         for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
@@ -270,6 +273,77 @@ static void test_calloc_large(void)
         }
     }
     br_set_threads(0);
+}
+
+/* A counter of /proc/vmstat (-1: none). */
+static long vmstat(const char *name)
+{
+    FILE *f = fopen("/proc/vmstat", "r");
+    char key[128];
+    long v, r = -1;
+    while (f && fscanf(f, "%127s %ld", key, &v) == 2)
+        if (!strcmp(key, name)) r = v;
+    if (f) fclose(f);
+    return r;
+}
+
+/* The AnonHugePages (kB) and whether VmFlags has "hg" (advised) of the
+ * mapping holding address a, from /proc/self/smaps; false: not found. */
+static bool smaps_of(const void *a, long *huge_kb, bool *advised)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    bool in = false, found = false;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            in = (unsigned long)a >= lo && (unsigned long)a < hi;
+            found |= in;
+            continue;
+        }
+        if (!in) continue;
+        if (!strncmp(line, "AnonHugePages:", 14)) *huge_kb = atol(line + 14);
+        if (!strncmp(line, "VmFlags:", 8)) *advised = strstr(line, " hg") != NULL;
+    }
+    if (f) fclose(f);
+    return found;
+}
+
+/* A fresh block of 1 MB or more is advised for huge pages before its
+ * first byte is touched (a 4 KB fault first would keep its first 2 MB
+ * on 4 KB pages for good; base.c alloc_block, docs/perf.md "Fresh
+ * memory"): its first write faults in a 2 MB page, unless the kernel
+ * has transparent huge pages off or no huge page to give (its fallback
+ * counter says so). */
+static void test_huge_advice(void)
+{
+#if !defined(__SANITIZE_ADDRESS__)
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    char mode[128] = "";
+    if (f) {
+        if (!fgets(mode, sizeof mode, f)) mode[0] = 0;
+        fclose(f);
+    }
+    if (!mode[0] || strstr(mode, "[never]")) return;
+    /* sizes of classes nothing else here allocates: fresh blocks */
+    size_t sizes[] = {((size_t)11 << 18) + 100, ((size_t)13 << 18) + 100, ((size_t)23 << 18) + 100};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        long fb0 = vmstat("thp_fault_fallback");
+        double *d = br_alloc_aligned(sizes[k]);
+        T_CHECK(d != NULL, "block of %zu bytes", sizes[k]);
+        if (!d) continue;
+        d[0] = 1;
+        long huge = -1;
+        bool advised = false;
+        bool found = smaps_of(d, &huge, &advised);
+        long fb1 = vmstat("thp_fault_fallback");
+        T_CHECK(found && advised, "block of %zu bytes: its mapping advised for huge pages", sizes[k]);
+        T_CHECK(huge >= 2048 || fb1 > fb0,
+                "block of %zu bytes: its first write faulted in a huge page (%ld kB huge, fallbacks %ld -> %ld)",
+                sizes[k], huge, fb0, fb1);
+        br_free_aligned(d);
+    }
+#endif
 }
 
 int main(void)
@@ -310,6 +384,7 @@ int main(void)
     test_pool();
     test_reserve();
     test_calloc_large();
+    test_huge_advice();
     test_empty_vector();
     return t_done("test_mb");
 }
