@@ -20,8 +20,16 @@
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25    /* Linux 6.1; glibc 2.36's headers lack it */
+#endif
 
 void openblas_set_num_threads(int);
 int openblas_get_num_threads(void);
@@ -47,10 +55,95 @@ int openblas_get_num_threads(void);
 #define TSMM_MID_MAX 23
 #define TSMM_WIDE_MAX 640
 
+/* OpenBLAS's packing buffers on huge pages. Each OpenBLAS thread, and
+ * each thread that calls OpenBLAS, maps a 128 MB buffer (mmap, no
+ * advice) at its first call (the CLI's restart of OpenBLAS's workers maps
+ * one too) and packs into its first megabytes: with 4 KB pages a
+ * process's first products took about a thousand faults a thread, ~10 us
+ * each on the benchmark VM (the autoencoder's first epoch: ~2000 faults,
+ * 20 ms; docs/perf.md "Fresh memory"). Once, before braid's first BLAS
+ * call: products on all of OpenBLAS's threads and on each of braid's
+ * threads at once make every buffer exist; then each anonymous mapping of
+ * 32 MB to 16 GB that is nearly all untouched (at most a sixteenth of its
+ * pages resident: the buffers, not data) is advised MADV_HUGEPAGE, and
+ * its 2 MB ranges holding a touched page are collapsed into huge pages
+ * (MADV_COLLAPSE, Linux 6.1; where that fails they stay as they are).
+ * Nothing else changes: OpenBLAS computes what it did. */
+
+/* An n x n x n product of zeros on OpenBLAS. */
+static void blas_warm_gemm(int n)
+{
+    double *a = br_calloc(3 * (size_t)n * (size_t)n, sizeof(double));
+    if (!a) return;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, a + n * n, n, 0.0, a + 2 * n * n, n);
+    free(a);
+}
+
+/* Advises the mapping [lo, hi) as above when at most a sixteenth of it
+ * is resident; res: room for a 2 MB range's mincore vector. */
+static void advise_buffer(uintptr_t lo, uintptr_t hi, unsigned char *res)
+{
+    const uintptr_t huge = (uintptr_t)2 << 20, np = huge / 4096;
+    size_t resident = 0;
+    uintptr_t r0 = (lo + huge - 1) & ~(huge - 1);
+    for (uintptr_t r = r0; r + huge <= hi; r += huge) {
+        if (mincore((void *)r, huge, res)) return;
+        for (size_t p = 0; p < np; p++) resident += res[p] & 1;
+    }
+    if (resident * 4096 * 16 > hi - lo || madvise((void *)lo, hi - lo, MADV_HUGEPAGE)) return;
+    for (uintptr_t r = r0; r + huge <= hi; r += huge) {
+        bool touched = false;
+        if (mincore((void *)r, huge, res) == 0)
+            for (size_t p = 0; p < np && !touched; p++) touched = res[p] & 1;
+        if (touched) (void)madvise((void *)r, huge, MADV_COLLAPSE);
+    }
+}
+
+static void blas_buffers_huge(void)
+{
+    /* one product on all of OpenBLAS's threads (72^3 is above its
+     * threshold for threads, 4 * 65536: its workers' buffers), then one
+     * on each of braid's threads at once (gemm_in_blocks: each concurrent
+     * caller packs into a buffer of its own; 128^3, a few tenths of a
+     * millisecond, so that the calls overlap) */
+    const int T = br_threads();
+    if (openblas_get_num_threads() != T) openblas_set_num_threads(T);
+    blas_warm_gemm(72);
+    if (T > 1) {
+        openblas_set_num_threads(1);
+        #pragma omp parallel num_threads(T)
+        {
+            #pragma omp barrier
+            blas_warm_gemm(128);
+        }
+    }
+    unsigned char *res = br_malloc(((size_t)2 << 20) / 4096);
+    FILE *f = res ? fopen("/proc/self/maps", "r") : NULL;
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char perm[8];
+        int tail = 0;
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &lo, &hi, perm, &tail) != 3 || !tail) continue;
+        if ((line[tail] && line[tail] != '\n') || strncmp(perm, "rw", 2) || hi - lo < ((unsigned long)32 << 20) ||
+            hi - lo > ((unsigned long)16 << 30))
+            continue;   /* a file, [heap], [stack]; read-only; small; reserved
+                         * address space (AddressSanitizer's shadow) */
+        advise_buffer(lo, hi, res);
+    }
+    if (f) fclose(f);
+    free(res);
+}
+
+static pthread_once_t g_blas_huge = PTHREAD_ONCE_INIT;
+
+void k_blas_ready(void) { pthread_once(&g_blas_huge, blas_buffers_huge); }
+
 /* OpenBLAS's thread count is asked from OpenBLAS itself (a plain read),
  * not cached here: anything else in the process may set it. */
 void k_blas_threads(void)
 {
+    k_blas_ready();
     int t = br_threads();
     if (openblas_get_num_threads() != t) openblas_set_num_threads(t);
 }
@@ -59,6 +152,7 @@ void k_blas_threads(void)
  * parallel regions; the next k_blas_threads() restores br_threads(). */
 static void blas_serial(void)
 {
+    k_blas_ready();
     if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 }
 

@@ -9,6 +9,7 @@
 #include "kernels/reorg.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -1242,8 +1243,62 @@ static void crowded_mm(void)
     for (size_t q = 0; q < sizeof all / sizeof *all; q++) mb_release(all[q]);
 }
 
+/* Whether the mapping holding a is advised for huge pages (VmFlags "hg"
+ * in /proc/self/smaps); -1: not found. */
+static int advised_huge(const void *a)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    bool in = false;
+    int r = -1;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            in = (unsigned long)a >= lo && (unsigned long)a < hi;
+            continue;
+        }
+        if (in && !strncmp(line, "VmFlags:", 8)) r = strstr(line, " hg") != NULL;
+    }
+    if (f) fclose(f);
+    return r;
+}
+
+/* k_blas_ready (mm.c blas_buffers_huge), first in the process: it
+ * advises nearly untouched large mappings (OpenBLAS's buffers) only; a
+ * large array the process has written stays as it was, and products
+ * after it are the same. */
+static void test_blas_ready(void)
+{
+    size_t n = (size_t)48 << 20;
+    double *data = malloc(n);   /* above the mmap threshold: a mapping of its own */
+    T_CHECK(data != NULL, "48 MB array");
+    if (!data) return;
+    for (size_t i = 0; i < n / 8; i++) data[i] = (double)(i % 7);
+    int before = advised_huge(data);
+    k_blas_ready();
+    /* (-1: no /proc/self/smaps to read) */
+    T_CHECK(before == -1 || (before == 0 && advised_huge(data) == 0), "a written array is not advised (%d -> %d)",
+            before, advised_huge(data));
+    bool same = true;
+    for (size_t i = 0; i < n / 8 && same; i++) same = data[i] == (double)(i % 7);
+    T_CHECK(same, "the array keeps its values");
+    free(data);
+    BrErr e = {0};
+    br_set_threads(2);
+    MB *a = gen(300, 200, 1.0, false, 11), *b = gen(200, 150, 1.0, false, 12), *ref = ref_mm(a, false, b);
+    MB *c = k_matmul(a, b, &e);
+    T_CHECK(c && ref, "product after k_blas_ready: %s", e.msg);
+    if (c && ref) T_MB_EQ(c, ref, 1e-12, "product after k_blas_ready");
+    br_set_threads(0);
+    mb_release(ref);
+    mb_release(a);
+    mb_release(b);
+    mb_release(c);
+}
+
 int main(void)
 {
+    test_blas_ready();
     test_blas_crowded();
     crowded_mm();
     test_matmul();
