@@ -41,7 +41,7 @@ int openblas_get_num_threads(void);
  * restores the default afterwards. */
 static bool units_parallel(int64_t units, double work)
 {
-    k_blas_ready();
+    k_blas_ready(work);
     bool par = units >= br_threads() && br_par(work);
     if (!par && units > 0 && work / (double)units >= BLAS_PAR_MIN) k_blas_threads();
     else if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);

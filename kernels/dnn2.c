@@ -420,7 +420,7 @@ int k_lstm(const MB *X, const MB *W, const MB *b, const MB *out0, const MB *c0, 
     int64_t bs, nblk = rc ? 0 : lstm_blocks(N, &bs);
     bool fail = false;
     double work = (double)N * (double)T * (double)(D + M) * (double)M4;
-    k_blas_ready();
+    k_blas_ready(work);
     openblas_set_num_threads(1);
 #pragma omp parallel for num_threads(br_threads()) schedule(dynamic, 1) if (nblk > 1 && br_par(work))
     for (int64_t k = 0; k < nblk; k++) {
@@ -530,7 +530,7 @@ int k_lstm_bwd(const MB *X, const MB *W, const MB *b, const MB *out0, const MB *
     if (!part) rc = e->code ? e->code : br_err(e, BR_ENOMEM, "out of memory");
     bool fail = false;
     double work = (double)N * (double)T * (double)DM * (double)M4;
-    k_blas_ready();
+    k_blas_ready(work);
     openblas_set_num_threads(1);
 #pragma omp parallel for num_threads(br_threads()) schedule(dynamic, 1) if (!rc && nblk > 1 && br_par(work))
     for (int64_t k = 0; k < (rc ? 0 : nblk); k++) {

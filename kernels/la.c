@@ -68,7 +68,6 @@ static bool is_symmetric(const double *d, int64_t n, double tol)
  * fails only on an exactly singular factor; dgesv/dgels do the same. */
 MB *k_solve(const MB *a, const MB *b, BrErr *e)
 {
-    k_blas_ready();
     int64_t m = a->rows, n = a->cols, c = b->cols;
     if (b->rows != m) {
         br_err(e, BR_EDIM, "solve: dimension mismatch: A is %lldx%lld, b is %lldx%lld",
@@ -132,7 +131,6 @@ static bool lu_singular(const double *lu, int64_t n)
 /* inv(a) (see la.h). */
 MB *k_inv(const MB *a, BrErr *e)
 {
-    k_blas_ready();
     if (need_square(a, "inv", e)) return NULL;
     int64_t n = a->rows;
     if (n == 0) return mb_empty(0, 0, e);
@@ -165,7 +163,6 @@ MB *k_inv(const MB *a, BrErr *e)
  * gmm's "EEE" model, are symmetric only up to rounding). */
 MB *k_cholesky(const MB *a, BrErr *e)
 {
-    k_blas_ready();
     if (need_square(a, "cholesky", e)) return NULL;
     int64_t n = a->rows;
     if (n == 0) return mb_empty(0, 0, e);
@@ -192,7 +189,6 @@ MB *k_cholesky(const MB *a, BrErr *e)
 /* det(a) (see la.h): product of the LU pivots with the permutation sign. */
 int k_det(const MB *a, double *out, BrErr *e)
 {
-    k_blas_ready();
     int rc = need_square(a, "det", e);
     if (rc) return rc;
     int64_t n = a->rows;
@@ -251,7 +247,6 @@ static int eigen_general(MB *A, double *w, MB *Z, BrErr *e)
 /* eigen(a) (see la.h). */
 int k_eigen(const MB *a, MB **values, MB **vectors, BrErr *e)
 {
-    k_blas_ready();
     *values = *vectors = NULL;
     int rc = need_square(a, "eigen", e);
     if (!rc) rc = need_finite(a, "eigen", e);
@@ -306,7 +301,6 @@ done:
 /* svd(a) (see la.h), dgesvd with economy-size U and V. */
 int k_svd(const MB *a, MB **U, MB **S, MB **V, BrErr *e)
 {
-    k_blas_ready();
     *U = *S = *V = NULL;
     int rc = too_big(a, "svd", e);
     if (!rc) rc = need_finite(a, "svd", e);
@@ -349,7 +343,6 @@ done:
 /* qr(a) (see la.h): dgeqrf, then H column j = tau_j * v_j (v_j[j] = 1). */
 int k_qr(const MB *a, MB **H, MB **R, BrErr *e)
 {
-    k_blas_ready();
     *H = *R = NULL;
     int rc = too_big(a, "qr", e);
     if (rc) return rc;
@@ -391,7 +384,6 @@ done:
  * singular U (info > 0) is still a valid factorization. */
 int k_lu(const MB *a, MB **P, MB **L, MB **U, BrErr *e)
 {
-    k_blas_ready();
     *P = *L = *U = NULL;
     int rc = need_square(a, "lu", e);
     if (rc) return rc;

@@ -62,7 +62,7 @@ int openblas_get_num_threads(void);
  * process's first products took about a thousand faults a thread, ~10 us
  * each on the benchmark VM (the autoencoder's first epoch: ~2000 faults,
  * 20 ms; docs/perf.md "Fresh memory"). Once, before braid's first BLAS
- * call: products on all of OpenBLAS's threads and on each of braid's
+ * product of BLAS_WARM_MIN multiply-adds or more: products on all of OpenBLAS's threads and on each of braid's
  * threads at once make every buffer exist; then each anonymous mapping of
  * 32 MB to 16 GB that is nearly all untouched (at most a sixteenth of its
  * pages resident: the buffers, not data) is advised MADV_HUGEPAGE, and
@@ -137,13 +137,21 @@ static void blas_buffers_huge(void)
 
 static pthread_once_t g_blas_huge = PTHREAD_ONCE_INIT;
 
-void k_blas_ready(void) { pthread_once(&g_blas_huge, blas_buffers_huge); }
+/* Least multiply-adds of a product that prepares the buffers: a small
+ * product touches a few pages, fewer than the collapse costs (2 MB of
+ * new memory per touched range; lmDS's one small solve ran 9 ms slower
+ * with it). */
+#define BLAS_WARM_MIN ((double)(1 << 20))
+
+void k_blas_ready(double work)
+{
+    if (work >= BLAS_WARM_MIN) pthread_once(&g_blas_huge, blas_buffers_huge);
+}
 
 /* OpenBLAS's thread count is asked from OpenBLAS itself (a plain read),
  * not cached here: anything else in the process may set it. */
 void k_blas_threads(void)
 {
-    k_blas_ready();
     int t = br_threads();
     if (openblas_get_num_threads() != t) openblas_set_num_threads(t);
 }
@@ -152,7 +160,6 @@ void k_blas_threads(void)
  * parallel regions; the next k_blas_threads() restores br_threads(). */
 static void blas_serial(void)
 {
-    k_blas_ready();
     if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 }
 
@@ -178,6 +185,7 @@ static void blas_serial(void)
 /* OpenBLAS's thread count for a call of `work` multiply-adds. */
 static void blas_threads_for(double work)
 {
+    k_blas_ready(work);
     /* br_par's units are cells of a pass: 2^30 multiply-adds count as
      * 2^20 when they reach BLAS_PAR_CROWDED_MIN */
     if (work < BLAS_PAR_MIN || !br_par(BR_MAX((double)BR_PAR_MIN, work / 1024))) blas_serial();
@@ -224,6 +232,7 @@ static void gemm_in_blocks(bool ta, const double *A, const double *B, double *C,
                            int64_t n, int nb)
 {
     const int T = gemm_team((double)m * (double)k * (double)n, nb);
+    k_blas_ready((double)m * (double)k * (double)n);
     blas_serial();
     #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int q = 0; q < nb; q++) {

@@ -43,9 +43,10 @@ MB *k_mm_ieee_zeros(const MB *a, bool ta, const MB *b, bool tb, MB *r, BrErr *e)
 /* Sets OpenBLAS's thread count to br_threads() (cheap when unchanged).
  * Called before every BLAS/LAPACK call made by the kernels. */
 void k_blas_threads(void);
-/* Once per process, before OpenBLAS's first call: its packing buffers
- * advised for huge pages (mm.c blas_buffers_huge). Every caller of BLAS
- * or LAPACK calls it (k_blas_threads does) before its call. */
-void k_blas_ready(void);
+/* Once per process, before the first BLAS product of at least
+ * BLAS_WARM_MIN multiply-adds (work): OpenBLAS's packing buffers advised
+ * for huge pages (mm.c blas_buffers_huge). Callers of large BLAS
+ * products call it before their call. */
+void k_blas_ready(double work);
 
 #endif

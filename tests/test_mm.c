@@ -1275,7 +1275,7 @@ static void test_blas_ready(void)
     if (!data) return;
     for (size_t i = 0; i < n / 8; i++) data[i] = (double)(i % 7);
     int before = advised_huge(data);
-    k_blas_ready();
+    k_blas_ready(1e9);
     /* (-1: no /proc/self/smaps to read) */
     T_CHECK(before == -1 || (before == 0 && advised_huge(data) == 0), "a written array is not advised (%d -> %d)",
             before, advised_huge(data));
