@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../base/diag.h"
@@ -68,6 +69,11 @@ static void print_stats(Rt *rt, const BraidRunOptions *o, int64_t t_start, int64
     br_fresh_counts(&fb, &fbytes);
     fprintf(stdout, "Blocks no pool served:\t\t%lld (%.1f MB)\n", (long long)fb,
             (double)fbytes / 1048576.0);
+    /* the process's page faults (a page touched for the first time; on
+     * the benchmark VM ~10 us a 4 KB page, docs/perf.md "Fresh memory") */
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        fprintf(stdout, "Page faults (process):\t\t%ld minor, %ld major\n", ru.ru_minflt, ru.ru_majflt);
     rt_print_stats(rt, stdout, o->stats_top > 0 ? o->stats_top : 10);
     cg_print_stats(rt->prog->cg, stdout);
     cla_print_stats(&rt->cla, stdout);

@@ -439,8 +439,10 @@ static void stats_explain_stdout(void)
                  braid_bin(), path, to_err ? "2>&1 >/dev/null" : "2>/dev/null");
         FILE *f = popen(cmd, "r");
         int value = 0, stats = 0, plan = 0, stats_after_value = 0;
+        long minflt = -1, majflt = -1;
         while (f && fgets(line, sizeof line, f)) {
             if (strncmp(line, "value 42", 8) == 0) value = 1;
+            if (sscanf(line, "Page faults (process): %ld minor, %ld major", &minflt, &majflt) == 2) continue;
             if (strncmp(line, "SystemDS Statistics:", 20) == 0) { stats = 1; stats_after_value = value; }
             if (strstr(line, "MAIN PROGRAM")) plan = 1;
         }
@@ -450,6 +452,8 @@ static void stats_explain_stdout(void)
         else T_CHECK(value && stats && plan && stats_after_value,
                      "-stats/-explain on stdout: output %d, stats %d (after the output %d), plan %d",
                      value, stats, stats_after_value, plan);
+        if (!to_err) T_CHECK(minflt > 0 && majflt >= 0, "-stats: the process's page faults (%ld minor, %ld major)",
+                             minflt, majflt);
     }
     remove(path);
 }
