@@ -62,8 +62,9 @@ int openblas_get_num_threads(void);
  * process's first products took about a thousand faults a thread, ~10 us
  * each on the benchmark VM (the autoencoder's first epoch: ~2000 faults,
  * 20 ms; docs/perf.md "Fresh memory"). Once, before braid's first BLAS
- * product of BLAS_WARM_MIN multiply-adds or more: products on all of OpenBLAS's threads and on each of braid's
- * threads at once make every buffer exist; then each anonymous mapping of
+ * product of BLAS_WARM_MIN multiply-adds or more: products on all of
+ * OpenBLAS's threads and on each of braid's threads at once make every
+ * buffer exist; then each anonymous mapping of
  * 32 MB to 16 GB that is nearly all untouched (at most a sixteenth of its
  * pages resident: the buffers, not data) is advised MADV_HUGEPAGE, and
  * its 2 MB ranges holding a touched page are collapsed into huge pages
@@ -137,10 +138,9 @@ static void blas_buffers_huge(void)
 
 static pthread_once_t g_blas_huge = PTHREAD_ONCE_INIT;
 
-/* Least multiply-adds of a product that prepares the buffers: a small
- * product touches a few pages, fewer than the collapse costs (2 MB of
- * new memory per touched range; lmDS's one small solve ran 9 ms slower
- * with it). */
+/* Least multiply-adds of a product that prepares the buffers (0.1-0.3
+ * ms, and 2 MB of new memory per collapsed range): a smaller product
+ * touches only a few pages of a buffer. LAPACK's calls do not prepare. */
 #define BLAS_WARM_MIN ((double)(1 << 20))
 
 void k_blas_ready(double work)
