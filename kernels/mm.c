@@ -81,23 +81,26 @@ static void blas_warm_gemm(int n)
 }
 
 /* Advises the mapping [lo, hi) as above when at most a sixteenth of it
- * is resident; res: room for a 2 MB range's mincore vector. */
+ * is resident; res: room for a 2 MB range's mincore vector. One mincore
+ * pass counts the resident pages and notes the touched ranges. */
 static void advise_buffer(uintptr_t lo, uintptr_t hi, unsigned char *res)
 {
     const uintptr_t huge = (uintptr_t)2 << 20, np = huge / 4096;
+    const uintptr_t r0 = (lo + huge - 1) & ~(huge - 1), nr = hi > r0 ? (hi - r0) / huge : 0;
+    bool *touched = nr ? br_calloc(nr, sizeof *touched) : NULL;
     size_t resident = 0;
-    uintptr_t r0 = (lo + huge - 1) & ~(huge - 1);
-    for (uintptr_t r = r0; r + huge <= hi; r += huge) {
-        if (mincore((void *)r, huge, res)) return;
-        for (size_t p = 0; p < np; p++) resident += res[p] & 1;
+    bool ok = touched != NULL;
+    for (uintptr_t k = 0; ok && k < nr; k++) {
+        ok = mincore((void *)(r0 + k * huge), huge, res) == 0;
+        size_t c = 0;
+        for (size_t p = 0; ok && p < np; p++) c += res[p] & 1;
+        resident += c;
+        touched[k] = c > 0;
     }
-    if (resident * 4096 * 16 > hi - lo || madvise((void *)lo, hi - lo, MADV_HUGEPAGE)) return;
-    for (uintptr_t r = r0; r + huge <= hi; r += huge) {
-        bool touched = false;
-        if (mincore((void *)r, huge, res) == 0)
-            for (size_t p = 0; p < np && !touched; p++) touched = res[p] & 1;
-        if (touched) (void)madvise((void *)r, huge, MADV_COLLAPSE);
-    }
+    if (ok && resident * 4096 * 16 <= hi - lo && madvise((void *)lo, hi - lo, MADV_HUGEPAGE) == 0)
+        for (uintptr_t k = 0; k < nr; k++)
+            if (touched[k]) (void)madvise((void *)(r0 + k * huge), huge, MADV_COLLAPSE);
+    free(touched);
 }
 
 static void blas_buffers_huge(void)

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include "matrix/mb.h"
@@ -82,6 +83,30 @@ static inline int t_keep(long i, int k)
     if (!t_ok_ && t_a_ && t_b_ && t_a_->rows * t_a_->cols <= 64) { \
         mb_dump(t_a_, "got"); mb_dump(t_b_, "want"); } \
 } while (0)
+
+/* The mapping of this process that holds address a, from
+ * /proc/self/smaps: its AnonHugePages (kB) and whether its VmFlags has
+ * "hg" (advised for huge pages). false: no such mapping, or no smaps to
+ * read. */
+static inline bool t_smaps_of(const void *a, long *huge_kb, bool *advised)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    bool in = false, found = false;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            in = (unsigned long)a >= lo && (unsigned long)a < hi;
+            found |= in;
+            continue;
+        }
+        if (!in) continue;
+        if (!strncmp(line, "AnonHugePages:", 14)) *huge_kb = atol(line + 14);
+        if (!strncmp(line, "VmFlags:", 8)) *advised = strstr(line, " hg") != NULL;
+    }
+    if (f) fclose(f);
+    return found;
+}
 
 /* Writes text to path (the test fails hard if it cannot). */
 static inline void t_put(const char *path, const char *text)

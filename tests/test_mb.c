@@ -290,28 +290,6 @@ static long vmstat(const char *name)
     return r;
 }
 
-/* The AnonHugePages (kB) and whether VmFlags has "hg" (advised) of the
- * mapping holding address a, from /proc/self/smaps; false: not found. */
-static bool smaps_of(const void *a, long *huge_kb, bool *advised)
-{
-    FILE *f = fopen("/proc/self/smaps", "r");
-    char line[512];
-    bool in = false, found = false;
-    while (f && fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-            in = (unsigned long)a >= lo && (unsigned long)a < hi;
-            found |= in;
-            continue;
-        }
-        if (!in) continue;
-        if (!strncmp(line, "AnonHugePages:", 14)) *huge_kb = atol(line + 14);
-        if (!strncmp(line, "VmFlags:", 8)) *advised = strstr(line, " hg") != NULL;
-    }
-    if (f) fclose(f);
-    return found;
-}
-
 /* A fresh block of 1 MB or more is advised for huge pages before its
  * first byte is touched (a 4 KB fault first would keep its first 2 MB
  * on 4 KB pages for good; base.c alloc_block, docs/perf.md "Fresh
@@ -337,7 +315,7 @@ static void test_huge_advice(void)
         d[0] = 1;
         long huge = -1;
         bool advised = false;
-        bool found = smaps_of(d, &huge, &advised);
+        bool found = t_smaps_of(d, &huge, &advised);
         long fb1 = vmstat("thp_fault_fallback") + vmstat("thp_fault_fallback_charge");
         if (!found) {   /* no /proc/self/smaps to read */
             br_free_aligned(d);

@@ -1243,24 +1243,13 @@ static void crowded_mm(void)
     for (size_t q = 0; q < sizeof all / sizeof *all; q++) mb_release(all[q]);
 }
 
-/* Whether the mapping holding a is advised for huge pages (VmFlags "hg"
- * in /proc/self/smaps); -1: not found. */
+/* Whether the mapping holding a is advised for huge pages; -1: not
+ * found. */
 static int advised_huge(const void *a)
 {
-    FILE *f = fopen("/proc/self/smaps", "r");
-    char line[512];
-    bool in = false;
-    int r = -1;
-    while (f && fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-            in = (unsigned long)a >= lo && (unsigned long)a < hi;
-            continue;
-        }
-        if (in && !strncmp(line, "VmFlags:", 8)) r = strstr(line, " hg") != NULL;
-    }
-    if (f) fclose(f);
-    return r;
+    long huge = 0;
+    bool advised = false;
+    return t_smaps_of(a, &huge, &advised) ? advised : -1;
 }
 
 /* k_blas_ready (mm.c blas_buffers_huge), first in the process: it
