@@ -69,6 +69,9 @@ static void print_stats(Rt *rt, const BraidRunOptions *o, int64_t t_start, int64
     br_fresh_counts(&fb, &fbytes);
     fprintf(stdout, "Blocks no pool served:\t\t%lld (%.1f MB)\n", (long long)fb,
             (double)fbytes / 1048576.0);
+    br_gathered_counts(&fb, &fbytes);
+    fprintf(stdout, "Blocks pools gathered:\t\t%lld (%.1f MB)\n", (long long)fb,
+            (double)fbytes / 1048576.0);
     /* the process's page faults (a page touched for the first time; on
      * the benchmark VM ~10 us a 4 KB page, docs/perf.md "Fresh memory") */
     struct rusage ru;

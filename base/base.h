@@ -74,6 +74,7 @@ typedef struct BrPoolStats {
     size_t bytes, cap, peak;        /* kept now, the cap, the most kept */
     int64_t hits, misses;           /* takes served from the pool or not */
     int64_t kept, dropped;          /* frees kept; kept blocks freed */
+    int64_t gathered;               /* misses served from other classes' blocks */
 } BrPoolStats;
 /* The default cap of a context's pool: BR_POOL_CAP, or BRAID_POOL_MB
  * (megabytes; 0 turns pooling off). */
@@ -84,6 +85,9 @@ size_t br_pool_default_cap(void);
  * fault each (about 2-3 ms per MB on this project's VM, docs/DESIGN.md
  * "Buffer pools"); -stats prints them. */
 void br_fresh_counts(int64_t *blocks, int64_t *bytes);
+/* Blocks of at least 1 MB that a pool's miss made of the pages of blocks
+ * it kept in other size classes (moved, not copied), and their bytes. */
+void br_gathered_counts(int64_t *blocks, int64_t *bytes);
 BrPool *br_pool_new(size_t cap);     /* NULL without memory */
 void br_pool_free(BrPool *p);        /* frees every kept block; unbound */
 /* Binds p (or NULL) to this thread; returns the previous binding. */

@@ -328,8 +328,91 @@ static void test_huge_advice(void)
         br_free_aligned(d);
     }
 }
+
+/* A pool's miss of 16 MB or more is served from the pages of blocks it
+ * keeps in other size classes (base.c pool_gather: moved, not copied,
+ * no fresh page): two kept blocks make a larger one, a kept larger block
+ * gives a smaller one and its rest stays kept. Fails if such a miss
+ * mapped fresh pages, handed out a block sharing pages with one still
+ * kept, lost the rest, or returned a calloc'd block that is not zero. */
+static void test_pool_gather(void)
+{
+    BrErr e = {0};
+    BrPool *p = br_pool_new((size_t)64 << 20);
+    BrPool *prev = br_pool_bind(p);
+    BrPoolStats st;
+    int64_t fb0, fby0, gb0, gby0, fb1, fby1, gb1, gby1;
+    /* two 10 MB vectors, freed: kept in their class */
+    MB *a = mb_dense_uninit(1300000, 1, &e), *b = mb_dense_uninit(1300000, 1, &e);
+    T_CHECK(a && b, "two 10 MB blocks");
+    if (!a || !b) return;
+    for (int64_t i = 0; i < 1300000; i++) a->d[i] = b->d[i] = 2.0;
+    mb_release(a);
+    mb_release(b);
+    br_pool_stats(p, &st);
+    size_t kept = st.bytes;
+    /* a 20 MB block (another class): made of their pages */
+    br_fresh_counts(&fb0, &fby0);
+    br_gathered_counts(&gb0, &gby0);
+    MB *c = mb_dense(2600000, 1, &e);
+    br_fresh_counts(&fb1, &fby1);
+    br_gathered_counts(&gb1, &gby1);
+    br_pool_stats(p, &st);
+    T_CHECK(c && fb1 == fb0 && gb1 == gb0 + 1 && st.gathered == 1 && st.bytes == 0,
+            "a 20 MB miss gathered from two kept 10 MB blocks (fresh %lld, gathered %lld, kept %zu of %zu B)",
+            (long long)(fb1 - fb0), (long long)(gb1 - gb0), st.bytes, kept);
+    int bad = 0;
+    for (int64_t i = 0; c && i < 2600000; i++) bad += c->d[i] != 0;
+    T_CHECK(bad == 0, "the gathered block handed out as zeroed is zero (%d non-zeros)", bad);
+    for (int64_t i = 0; c && i < 2600000; i++) c->d[i] = (double)i;
+    bad = 0;
+    for (int64_t i = 0; c && i < 2600000; i++) bad += c->d[i] != (double)i;
+    T_CHECK(bad == 0, "every cell of the gathered block holds its own value");
+    long huge = -1;
+    bool advised = false;
+    if (c && t_smaps_of(c->d, &huge, &advised)) T_CHECK(advised, "the gathered block still advised for huge pages");
+    mb_release(c);
+    /* the kept 20 MB block serves a 16 MB miss; its rest (4 MB) stays
+     * kept */
+    br_pool_stats(p, &st);
+    kept = st.bytes;
+    MB *d = mb_dense_uninit(2097144, 1, &e);   /* the 16 MB class */
+    br_gathered_counts(&gb0, &gby0);
+    br_pool_stats(p, &st);
+    T_CHECK(d && gb0 == gb1 + 1 && st.bytes > 0 && st.bytes < kept,
+            "a 16 MB miss gathered from the kept 20 MB block, the rest kept (%zu of %zu B)", st.bytes, kept);
+    for (int64_t i = 0; d && i < 2097144; i++) d->d[i] = -1.0 - (double)i;
+    /* the rest is a block of its own: a request of its class takes it
+     * whole, and writing it leaves d as it was */
+    size_t rest = st.bytes;
+    MB *r = mb_dense_uninit((int64_t)(rest - 64) / 8, 1, &e);
+    br_pool_stats(p, &st);
+    br_fresh_counts(&fb1, &fby1);
+    T_CHECK(r && st.bytes == 0 && fb1 == fb0, "the rest (%zu B) served as a block of its class", rest);
+    for (int64_t i = 0; r && i < r->rows; i++) r->d[i] = 5.0;
+    bad = 0;
+    for (int64_t i = 0; d && i < 2097144; i++) bad += d->d[i] != -1.0 - (double)i;
+    T_CHECK(bad == 0, "the rest shares no page with the block cut from it (%d cells changed)", bad);
+    mb_release(d);
+    mb_release(r);
+    /* too little kept (20 MB): a fresh block, the kept ones untouched */
+    br_pool_stats(p, &st);
+    kept = st.bytes;
+    BrPoolStats rs0, rs1;
+    br_reserve_stats(&rs0);
+    MB *big = mb_dense_uninit(3000000, 1, &e);   /* 24 MB */
+    br_pool_stats(p, &st);
+    br_reserve_stats(&rs1);
+    br_fresh_counts(&fb0, &fby0);
+    T_CHECK(big && st.bytes == kept && st.gathered == 2 && fb0 + rs1.gathered == fb1 + rs0.gathered + 1,
+            "a miss larger than all kept: fresh (or the reserve's), the pool kept (%zu B)", st.bytes);
+    mb_release(big);
+    br_pool_bind(prev);
+    br_pool_free(p);
+}
 #else
 static void test_huge_advice(void) {}
+static void test_pool_gather(void) {}
 #endif
 
 int main(void)
@@ -371,6 +454,7 @@ int main(void)
     test_reserve();
     test_calloc_large();
     test_huge_advice();
+    test_pool_gather();
     test_empty_vector();
     return t_done("test_mb");
 }
