@@ -694,6 +694,9 @@ int cg_interpret(const CPlan *p, Value *args, int nargs, Value *out, BrErr *e);
 /* ---- small helpers ---- */
 
 uint64_t cg_hash_bytes(const void *p, size_t n, uint64_t seed);
+/* The checksum `cksum` prints for the n bytes at p (POSIX CRC-32 and
+ * length): how a detached compile's object is verified (jit.c so_sum). */
+uint32_t cg_posix_cksum(const unsigned char *p, size_t n);
 /* Growing string buffer. */
 
 #endif

@@ -202,9 +202,10 @@ static bool publish_file(const char *tmp, const char *path, const char *data, si
     return ok;
 }
 
-/* The CRC table of POSIX cksum (polynomial 0x04C11DB7, most significant
- * bit first). */
-static uint32_t crc_tab[256];
+/* The CRC tables of POSIX cksum (polynomial 0x04C11DB7, most significant
+ * bit first): crc_tab[0] the byte-at-a-time table, crc_tab[k][b] the CRC
+ * of byte b followed by k zero bytes (slicing by 8). */
+static uint32_t crc_tab[8][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
 static void crc_init(void)
@@ -212,20 +213,31 @@ static void crc_init(void)
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t c = i << 24;
         for (int k = 0; k < 8; k++) c = c & 0x80000000u ? (c << 1) ^ 0x04C11DB7u : c << 1;
-        crc_tab[i] = c;
+        crc_tab[0][i] = c;
     }
+    for (int k = 1; k < 8; k++)
+        for (int i = 0; i < 256; i++)
+            crc_tab[k][i] = (crc_tab[k - 1][i] << 8) ^ crc_tab[0][crc_tab[k - 1][i] >> 24];
 }
 
 /* The checksum `cksum < file` prints for the n bytes at p: the CRC over
  * the bytes and then the length's bytes (least significant first, as
  * many as it has), inverted. What the compile's shell records for an
- * object it publishes. */
-static uint32_t posix_cksum(const unsigned char *p, size_t n)
+ * object it publishes. Eight bytes a step (a byte a step, each waiting
+ * on the table load of the one before, took ~2 ns a byte: 4.5 ms of a
+ * MLogreg process's 10 ms of operator loads). */
+uint32_t cg_posix_cksum(const unsigned char *p, size_t n)
 {
     pthread_once(&crc_once, crc_init);
     uint32_t crc = 0;
-    for (size_t i = 0; i < n; i++) crc = (crc << 8) ^ crc_tab[(crc >> 24) ^ p[i]];
-    for (size_t len = n; len; len >>= 8) crc = (crc << 8) ^ crc_tab[(crc >> 24) ^ (len & 0xff)];
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint32_t a = crc ^ ((uint32_t)p[i] << 24 | (uint32_t)p[i + 1] << 16 | (uint32_t)p[i + 2] << 8 | p[i + 3]);
+        crc = crc_tab[7][a >> 24] ^ crc_tab[6][(a >> 16) & 0xff] ^ crc_tab[5][(a >> 8) & 0xff] ^ crc_tab[4][a & 0xff] ^
+              crc_tab[3][p[i + 4]] ^ crc_tab[2][p[i + 5]] ^ crc_tab[1][p[i + 6]] ^ crc_tab[0][p[i + 7]];
+    }
+    for (; i < n; i++) crc = (crc << 8) ^ crc_tab[0][(crc >> 24) ^ p[i]];
+    for (size_t len = n; len; len >>= 8) crc = (crc << 8) ^ crc_tab[0][(crc >> 24) ^ (len & 0xff)];
     return ~crc;
 }
 
@@ -278,7 +290,7 @@ static bool so_sum(const char *so, const ObjSum *h)
     if (n == 17 && !memcmp(got, text, 17)) return true;
     if (n <= 0) return false;
     char cks[48];
-    snprintf(cks, sizeof cks, "%lu %zu\n", (unsigned long)posix_cksum((const unsigned char *)h->buf, h->size),
+    snprintf(cks, sizeof cks, "%lu %zu\n", (unsigned long)cg_posix_cksum((const unsigned char *)h->buf, h->size),
              h->size);
     return (size_t)n == strlen(cks) && !memcmp(got, cks, (size_t)n);
 }

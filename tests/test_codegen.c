@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/cgint.h"
 #include "kernels/cla.h"
 #include "kernels/reorg.h"
 #include "matrix/cmb.h"
@@ -1903,6 +1904,42 @@ static void test_prebuilt(void)
     mb_release(X);
 }
 
+/* cg_posix_cksum (jit.c: a detached compile's object is verified by the
+ * line `cksum` printed for it) against coreutils' cksum over random
+ * bytes of lengths around its 8-byte steps and the length's bytes. */
+static void test_cksum(void)
+{
+    size_t lens[] = {0, 1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 255, 256, 257, 1000, 65535, 65536, 65537, 252096};
+    unsigned char *buf = malloc(252096);
+    T_CHECK(buf != NULL, "buffer");
+    if (!buf) return;
+    for (size_t i = 0; i < 252096; i++) buf[i] = (unsigned char)(t_urand() * 256);
+    char path[] = "/tmp/braid_cksum_XXXXXX";
+    int fd = mkstemp(path);
+    T_CHECK(fd >= 0, "temporary file");
+    if (fd < 0) { free(buf); return; }
+    close(fd);
+    for (size_t k = 0; k < sizeof lens / sizeof *lens; k++) {
+        size_t n = lens[k];
+        FILE *f = fopen(path, "wb");
+        if (f) { fwrite(buf, 1, n, f); fclose(f); }
+        char cmd[128], out[64] = "";
+        snprintf(cmd, sizeof cmd, "cksum < %s", path);
+        FILE *c = popen(cmd, "r");
+        if (c) {
+            if (!fgets(out, sizeof out, c)) out[0] = 0;
+            pclose(c);
+        }
+        unsigned long want = 0;
+        size_t wlen = 0;
+        T_CHECK(sscanf(out, "%lu %zu", &want, &wlen) == 2 && wlen == n, "cksum of %zu bytes ran ('%s')", n, out);
+        T_CHECK(cg_posix_cksum(buf, n) == (uint32_t)want, "%zu bytes: %lu, cksum %lu", n,
+                (unsigned long)cg_posix_cksum(buf, n), want);
+    }
+    unlink(path);
+    free(buf);
+}
+
 /* The disk cache: objects are reused, a tampered or foreign-writable
  * entry is not loaded, and a compiler that fails leaves the unfused plan
  * (correct results, no fused operator). */
@@ -2473,6 +2510,7 @@ int main(void)
 {
     int th = 1;
     t_pin_machine();
+    RUN(test_cksum);
     RUN(test_cache);
     RUN(test_prebuilt);
     RUN(test_selection);
