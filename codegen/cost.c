@@ -752,6 +752,7 @@ static double hop_flops(const Hop *h)
     case H_MATMUL:
         if (h->op == OP_MMCHAIN) return 4 * cells(a) * sparsity(a) * (b ? (double)BR_MAX(b->cols, 1) : 1);
         if (h->op == OP_TSMM) return cells(a) * sparsity(a) * (double)BR_MAX(a ? a->cols : 1, 1);
+        if (h->op == OP_TSMMA && a && b) return cells(a) * sparsity(a) * (double)(a->cols + 2 * b->cols);
         if (a && b) return 2 * cells(a) * sparsity(a) * (double)BR_MAX(b->cols, 1);
         return cells(h);
     default:

@@ -157,6 +157,7 @@ static int64_t mm_nnz_of(const Hop *h, bool worst)
     if (h->op == OP_TSMM)
         return h->flag ? mm_nnz_dims(ac, ar, ac, a->nnz, a->nnz, worst) : mm_nnz_dims(ar, ac, ar, a->nnz, a->nnz, worst);
     if (!known(b) || b->nnz < 0) return -1;
+    if (h->op == OP_TSMMA) return -1;
     if (h->op == OP_MATMUL) return mm_nnz_dims(ar, ac, (double)b->cols, a->nnz, b->nnz, worst);
     if (h->op == OP_MATMULTL) return mm_nnz_dims(ac, ar, (double)b->cols, a->nnz, b->nnz, worst);
     return -1;
@@ -347,6 +348,7 @@ static void infer_bounds(Hop *h)
         break;
     case H_MATMUL:
         if (h->op == OP_TSMM) r = c = h->flag ? wcols_of(a) : wrows_of(a);
+        else if (h->op == OP_TSMMA) r = c = wcols_of(a) < 0 || wcols_of(b) < 0 ? -1 : wcols_of(a) + wcols_of(b);
         else if (h->op == OP_MATMULTL || h->op == OP_MMCHAIN) { r = wcols_of(a); c = wcols_of(b); }
         else { r = wrows_of(a); c = wcols_of(b); }
         /* an operand that may be 1x1 may make a scalar product of the
@@ -605,6 +607,9 @@ void hop_infer(Hop *h)
     case H_MATMUL:
         if (h->op == OP_TSMM) {
             int64_t n = a ? (h->flag ? a->cols : a->rows) : -1;
+            set_dims(h, n, n);
+        } else if (h->op == OP_TSMMA) {
+            int64_t n = a && b && a->cols >= 0 && b->cols >= 0 ? a->cols + b->cols : -1;
             set_dims(h, n, n);
         } else if (h->op == OP_MATMULTL || h->op == OP_MMCHAIN) {
             set_dims(h, a ? a->cols : -1, b ? b->cols : -1);

@@ -231,6 +231,25 @@ static MB *matmul_cla(OpCode op, int left, const MB *x, const MB *y, const MB *w
     return r;
 }
 
+/* t([x y]) %*% [x y] with a compressed operand: its three parts as the
+ * separate operators compute them (the compressed products where they
+ * exist). */
+static MB *tsmm_cbind_cla(const MB *x, const MB *y, BrErr *e)
+{
+    if (x->rows != y->rows) {
+        br_err(e, BR_EDIM, "tsmm of [x v]: x has %lld rows, v %lld", (long long)x->rows, (long long)y->rows);
+        return NULL;
+    }
+    MB *a = matmul_cla(OP_TSMM, 1, x, NULL, NULL, e);
+    MB *b = a ? matmul_cla(OP_MATMULTL, 0, x, y, NULL, e) : NULL;
+    MB *c = b ? matmul_cla(OP_TSMM, 1, y, NULL, NULL, e) : NULL;
+    MB *r = c ? k_tsmm_cbind_of(a, b, c, e) : NULL;
+    mb_release(a);
+    mb_release(b);
+    mb_release(c);
+    return r;
+}
+
 int ap_unary(OpCode op, const Value *a, Value *out, BrErr *e)
 {
     if (a->kind == V_MATRIX && a->m->cmb) return cell_cla(op, 1, a->m, 0, false, out, e);
@@ -377,6 +396,8 @@ int ap_matmul(OpCode op, int left, const Value *a, const Value *b, const Value *
     if (!x) return e->code;
     if (op == OP_TSMM) {
         r = x->cmb ? matmul_cla(op, left, x, NULL, NULL, e) : k_tsmm(x, left != 0, e);
+    } else if (op == OP_TSMMA && (y = as_mb(b, &tb, e))) {
+        r = x->cmb || y->cmb ? tsmm_cbind_cla(x, y, e) : k_tsmm_cbind(x, y, e);
     } else if ((y = as_mb(b, &tb, e))) {
         if (op == OP_MMCHAIN && c->kind != V_NONE) w = as_mb(c, &tc, e);
         if (op == OP_MMCHAIN && c->kind != V_NONE && !w) {

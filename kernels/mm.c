@@ -1318,6 +1318,21 @@ static void tsmm_part(const MB *x, bool left, bool grouped, int64_t r0, int64_t 
     syrk_part(x, left, r0, r1, c);
 }
 
+/* c (o x o) += the upper triangles of the TSMM_GROUPS - 1 partials in
+ * part (o x o each), in group order (parallel over rows of c). */
+static void add_groups(double *c, const double *part, int64_t o)
+{
+    const size_t oo = (size_t)o * (size_t)o;
+    int TC = nthreads_for((double)oo * TSMM_GROUPS);
+    #pragma omp parallel for num_threads(TC) schedule(static) if (TC > 1)
+    for (int64_t i = 0; i < o; i++)
+        for (int g = 1; g < TSMM_GROUPS; g++) {
+            const double *pr = part + (size_t)(g - 1) * oo + (size_t)i * (size_t)o;
+            double *cr = c + i * o;
+            for (int64_t j = i; j < o; j++) cr[j] += pr[j];
+        }
+}
+
 /* Dense t(x)%*%x (left) or x%*%t(x) via tsmm_part, then mirrored. When the
  * inner dimension (rows for left, columns for right) is long against the
  * output side, OpenBLAS's own threading of dsyrk (over the output) gains
@@ -1347,14 +1362,7 @@ static MB *tsmm_dense(const MB *x, bool left, BrErr *e)
         for (int g = 0; g < TSMM_GROUPS; g++)
             tsmm_part(x, left, true, g * k / TSMM_GROUPS, (g + 1) * k / TSMM_GROUPS,
                       g == 0 ? r->d : part + (size_t)(g - 1) * oo);
-        int TC = nthreads_for((double)oo * TSMM_GROUPS);
-        #pragma omp parallel for num_threads(TC) schedule(static) if (TC > 1)
-        for (int64_t i = 0; i < o; i++)
-            for (int g = 1; g < TSMM_GROUPS; g++) {
-                const double *pr = part + (size_t)(g - 1) * oo + (size_t)i * (size_t)o;
-                double *cr = r->d + i * o;
-                for (int64_t j = i; j < o; j++) cr[j] += pr[j];
-            }
+        add_groups(r->d, part, o);
         br_free_aligned(part);
     }
     mirror_upper(r->d, o);
@@ -1475,4 +1483,154 @@ MB *k_matmul_tl(const MB *a, const MB *b, BrErr *e)
 MB *k_tsmm(const MB *x, bool left, BrErr *e)
 {
     return k_mm_ieee_zeros(x, left, x, !left, tsmm(x, left, e), e);
+}
+
+/* ---------------------------------------------------------------------- */
+/* t([x v]) %*% [x v] in one pass over x                                   */
+
+/* The upper triangle of t(d) %*% d over the rows [r0, r1) (r0 < r1) of
+ * the dense rows x n array d into c (written): tsmm_part's leaves for
+ * t(x) %*% x (P: tsmm_wide_scratch(n) doubles, or NULL), else dsyrk. */
+static void tsmm_rows(const double *d, int64_t rows, int64_t n, int64_t r0, int64_t r1, double *c, double *P)
+{
+    const KMmLeaf *L = k_leaves(k_isa())->mm;
+    if (n <= 16 && L->tsmm_small) { L->tsmm_small(d, rows, n, r0, r1, c); return; }
+    if (n <= TSMM_MID_MAX && L->tsmm_mid) { L->tsmm_mid(d, rows, n, r0, r1, c); return; }
+    if (n <= TSMM_WIDE_MAX && P && L->tsmm_wide) { L->tsmm_wide(d, rows, n, r0, r1, c, P); return; }
+    for (int64_t k0 = r0; k0 < r1; k0 += BLAS_CHUNK) {
+        int kk = (int)BR_MIN(r1 - k0, BLAS_CHUNK);
+        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)n, kk, 1.0, d + k0 * n, (int)n, k0 == r0 ? 0.0 : 1.0,
+                    c, (int)n);
+    }
+}
+
+/* One fixed row range [r0, r1) of k_tsmm_cbind's dense path: into the
+ * (m+k) x (m+k) upper triangle z (written), t(x) %*% x by blocks of
+ * about 256 KB of x, at least 8 m rows (tsmm's leaves), then
+ * t(x) %*% v and t(v) %*% v over the block's rows from L2, four rows a
+ * step (one load and store of the sums per four rows; the leaf's
+ * tvec_rows, built to stream from memory, took 17.6 ms against 15 ms
+ * for lm tall's X). cb: TSMMA_SCRATCH(m, k) doubles (the block's
+ * t(x) %*% x, the sums of t(x) %*% v); P: the wide leaf's scratch or
+ * NULL. */
+#define TSMMA_BLOCK_CELLS 32768
+static int64_t tsmma_block(int64_t m)
+{
+    /* at least 8 m rows: a block's m x m sums cost at most an eighth of
+     * its reads of x (each block's t(x) %*% x is written and added);
+     * whole chunks of the wide leaf */
+    const int64_t kc = m > TSMM_MID_MAX ? tsmm_wide_kc(m) : 64;
+    const int64_t want = BR_MAX(TSMMA_BLOCK_CELLS / BR_MAX(m, 1), 8 * m);
+    return (want + kc - 1) / kc * kc;
+}
+#define TSMMA_SCRATCH(m, k) (((m) * (m) + (k) * (m) + 7) / 8 * 8)
+
+static void tsmma_range(const MB *x, const MB *v, int64_t r0, int64_t r1, double *z, double *cb, double *P)
+{
+    const int64_t m = x->cols, k = v->cols, o = m + k, blk = tsmma_block(m);
+    double *xv = cb + m * m;   /* t(x) %*% v by columns of v: xv[c * m + j] */
+    memset(z, 0, (size_t)(o * o) * sizeof(double));
+    memset(xv, 0, (size_t)(k * m) * sizeof(double));
+    for (int64_t b0 = r0; b0 < r1; b0 += blk) {
+        const int64_t b1 = BR_MIN(r1, b0 + blk);
+        tsmm_rows(x->d, x->rows, m, b0, b1, cb, P);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = i; j < m; j++) z[i * o + j] += cb[i * m + j];
+        int64_t r = b0;
+        for (; r + 4 <= b1; r += 4) {
+            const double *restrict x0 = x->d + r * m, *restrict x1 = x0 + m, *restrict x2 = x1 + m,
+                                   *restrict x3 = x2 + m, *restrict vr = v->d + r * k;
+            for (int64_t c = 0; c < k; c++) {
+                const double s0 = vr[c], s1 = vr[k + c], s2 = vr[2 * k + c], s3 = vr[3 * k + c];
+                double *restrict a = xv + c * m;
+                #pragma omp simd
+                for (int64_t j = 0; j < m; j++) a[j] += (x0[j] * s0 + x1[j] * s1) + (x2[j] * s2 + x3[j] * s3);
+                for (int64_t c2 = c; c2 < k; c2++)
+                    z[(m + c) * o + m + c2] +=
+                        (s0 * vr[c2] + s1 * vr[k + c2]) + (s2 * vr[2 * k + c2] + s3 * vr[3 * k + c2]);
+            }
+        }
+        for (; r < b1; r++) {
+            const double *restrict xr = x->d + r * m, *restrict vr = v->d + r * k;
+            for (int64_t c = 0; c < k; c++) {
+                const double s = vr[c];
+                double *restrict a = xv + c * m;
+                #pragma omp simd
+                for (int64_t j = 0; j < m; j++) a[j] += xr[j] * s;
+                for (int64_t c2 = c; c2 < k; c2++) z[(m + c) * o + m + c2] += s * vr[c2];
+            }
+        }
+    }
+    for (int64_t c = 0; c < k; c++)
+        for (int64_t j = 0; j < m; j++) z[j * o + m + c] = xv[c * m + j];
+}
+
+MB *k_tsmm_cbind_of(const MB *a, const MB *b, const MB *c, BrErr *e)
+{
+    const int64_t m = a->rows, k = c->rows, o = m + k;
+    if (a->cols != m || b->rows != m || b->cols != k || c->cols != k) {
+        br_err(e, BR_EDIM, "tsmm of [x v]: parts %lldx%lld, %lldx%lld, %lldx%lld", (long long)a->rows,
+               (long long)a->cols, (long long)b->rows, (long long)b->cols, (long long)c->rows, (long long)c->cols);
+        return NULL;
+    }
+    MB *r = mb_dense_uninit(o, o, e);
+    if (!r) return NULL;
+    for (int64_t i = 0; i < o; i++)
+        for (int64_t j = 0; j < o; j++)
+            r->d[i * o + j] = i < m && j < m   ? mb_get(a, i, j)
+                            : i < m            ? mb_get(b, i, j - m)
+                            : j < m            ? mb_get(b, j, i - m)
+                                               : mb_get(c, i - m, j - m);
+    return mm_finish(r, e);
+}
+
+MB *k_tsmm_cbind(const MB *x, const MB *v, BrErr *e)
+{
+    assert(mb_valid(x, false) && mb_valid(v, false));
+    if (x->rows != v->rows) {
+        br_err(e, BR_EDIM, "tsmm of [x v]: x has %lld rows, v %lld", (long long)x->rows, (long long)v->rows);
+        return NULL;
+    }
+    const int64_t n = x->rows, m = x->cols, k = v->cols, o = m + k;
+    if (x->sparse || v->sparse || n < TSMM_GROUPS || m == 0 || k == 0) {
+        /* the parts as the separate operators compute them */
+        MB *a = k_tsmm(x, true, e), *b = a ? k_matmul_tl(x, v, e) : NULL, *c = b ? k_tsmm(v, true, e) : NULL;
+        MB *r = c ? k_tsmm_cbind_of(a, b, c, e) : NULL;
+        mb_release(a);
+        mb_release(b);
+        mb_release(c);
+        return r;
+    }
+    const size_t oo = (size_t)o * (size_t)o;
+    const int64_t ws = m <= TSMM_MID_MAX ? 0 : tsmm_wide_scratch(m);
+    MB *r = mb_dense_uninit(o, o, e);
+    double *part = r ? br_alloc_aligned((TSMM_GROUPS - 1) * oo * sizeof(double)) : NULL;
+    if (!part) {
+        mb_release(r);
+        return oom(e);
+    }
+    int T = gemm_team((double)o * (double)o * (double)n / 2, TSMM_GROUPS);
+    blas_serial();
+    int bad = 0;
+    /* TSMM_GROUPS fixed row ranges, their partials added in range order:
+     * the same bits for every thread count */
+    #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1) reduction(+ : bad)
+    for (int g = 0; g < TSMM_GROUPS; g++) {
+        /* the wide leaf's scratch at a 64-byte boundary after cb's own */
+        const int64_t pw = TSMMA_SCRATCH(m, k);
+        double *cb = br_alloc_scratch((size_t)(pw + ws) * sizeof(double));
+        if (!cb) { bad++; continue; }
+        tsmma_range(x, v, g * n / TSMM_GROUPS, (g + 1) * n / TSMM_GROUPS, g == 0 ? r->d : part + (size_t)(g - 1) * oo,
+                    cb, ws ? cb + pw : NULL);
+        br_free_aligned(cb);
+    }
+    if (bad) {
+        br_free_aligned(part);
+        mb_release(r);
+        return oom(e);
+    }
+    add_groups(r->d, part, o);
+    br_free_aligned(part);
+    mirror_upper(r->d, o);
+    return mm_finish(r, e);
 }

@@ -18,6 +18,17 @@ MB *k_matmul(const MB *a, const MB *b, BrErr *e);
 /* Transpose-self product: left ? t(x) %*% x : x %*% t(x). */
 MB *k_tsmm(const MB *x, bool left, BrErr *e);
 
+/* t([x v]) %*% [x v] (x: n x m, v: n x k) -> (m+k) x (m+k): t(x) %*% x,
+ * t(x) %*% v and t(v) %*% v in one pass over x (lmDS's normal
+ * equations, rewrite/dynamic.c). Dense x and v: TSMM_GROUPS fixed row
+ * ranges, each by blocks of ~256 KB of x (t(x) %*% x of a block by
+ * tsmm's leaves, then the products with v from L2), partials added in
+ * range order: the same bits for every thread count. Otherwise the three
+ * parts from k_tsmm and k_matmul_tl, put together by k_tsmm_cbind_of
+ * (a: m x m, b: m x k, c: k x k). */
+MB *k_tsmm_cbind(const MB *x, const MB *v, BrErr *e);
+MB *k_tsmm_cbind_of(const MB *a, const MB *b, const MB *c, BrErr *e);
+
 /* Matrix-multiply chain t(x) %*% (w * (x %*% v)) in one pass over x.
  * x: m x n; v: n x c (a column vector or a few columns); w: NULL (then
  * t(x) %*% (x %*% v)), m x 1 (scales rows) or m x c (elementwise).

@@ -100,7 +100,7 @@ static const char *instr_name(const Hop *h)
         if (h->dir == DIR_ROW) return h->op == OP_SUM ? "uark+" : h->op == OP_MEAN ? "uarmean" : "uar";
         if (h->dir == DIR_COL) return h->op == OP_SUM ? "uack+" : h->op == OP_MEAN ? "uacmean" : "uac";
         return h->op == OP_SUM ? "uak+" : op_info[h->op].name;
-    case H_MATMUL: return h->op == OP_TSMM ? "tsmm" : h->op == OP_MMCHAIN ? "mmchain" : "ba+*";
+    case H_MATMUL: return h->op == OP_TSMM || h->op == OP_TSMMA ? "tsmm" : h->op == OP_MMCHAIN ? "mmchain" : "ba+*";
     case H_TREAD: return "tread";
     case H_LIT: return "literal";
     case H_RIX: return "rightIndex";

@@ -52,6 +52,9 @@ Hop *rw_simplify(RwPass *p, Hop *h);     /* simplify.c */
 Hop *rw_dynamic_rule(RwPass *p, Hop *h); /* dynamic.c */
 Hop *rw_physical_rule(RwPass *p, Hop *h);/* dynamic.c */
 void rw_mmchain(HopDag *d, RwStats *st); /* dynamic.c */
+/* t(X) %*% X and t(X) %*% v of one X in a DAG -> tsmma(X, v) and two
+ * blocks of it: one pass over X (dynamic.c) */
+int rw_tsmm_cbind(HopDag *d, RwStats *st);   /* the pairs */
 bool rw_is_lit(const Hop *h, double v);  /* numeric literal equal to v */
 bool rw_same_dims(const Hop *a, const Hop *b);
 int rw_uses(const HopDag *d, const Hop *h); /* consumers of h (incl. writes, roots) */

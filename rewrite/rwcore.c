@@ -257,4 +257,5 @@ void rw_dynamic(HopDag *d, RwStats *st)
     rw_run(d, rw_dynamic_rule, st);
     rw_run(d, rw_physical_rule, st);
     rw_cse(d, st);
+    if (rw_tsmm_cbind(d, st)) rw_cse(d, st);
 }

@@ -66,6 +66,8 @@ static double mm_flops(const Instr *in, const Value *regs)
     if (!a || a->kind != V_MATRIX || !a->m) return 0;
     if (in->op == OP_TSMM) return cells(a->m) * (double)(in->left ? a->m->cols : a->m->rows);
     if (!b || b->kind != V_MATRIX || !b->m) return 0;
+    if (in->op == OP_TSMMA)   /* t(x) %*% x, t(x) %*% v, t(v) %*% v */
+        return cells(a->m) * (double)(a->m->cols + 2 * b->m->cols) + cells(b->m) * (double)b->m->cols;
     if (in->op == OP_MMCHAIN) return 4 * cells(a->m) * (double)b->m->cols;
     /* x %*% y (t(x) %*% y for matmultl): over the sparser operand */
     double fa = 2 * cells(a->m) * (double)b->m->cols;

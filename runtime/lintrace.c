@@ -59,6 +59,7 @@ static const char *op_opcode(const Instr *in, char *buf, size_t n)
     case OP_UPPERTRI: return "uppertri";
     case OP_MATMUL: return "ba+*";
     case OP_TSMM: return "tsmm";
+    case OP_TSMMA: return "tsmma";
     case OP_MMCHAIN: return "mmchain";
     case OP_MATMULTL: return "ba+*";
     case OP_MEDIAN: return "median";

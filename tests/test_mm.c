@@ -605,6 +605,93 @@ static void test_tsmm(void)
     br_set_threads(2);
 }
 
+/* [x v] as one dense block (the reference's input). */
+static MB *cbind_of(const MB *x, const MB *v)
+{
+    BrErr e = {0};
+    MB *c = mb_dense(x->rows, x->cols + v->cols, &e);
+    for (int64_t i = 0; i < x->rows; i++) {
+        for (int64_t j = 0; j < x->cols; j++) c->d[i * c->cols + j] = mb_get(x, i, j);
+        for (int64_t j = 0; j < v->cols; j++) c->d[i * c->cols + x->cols + j] = mb_get(v, i, j);
+    }
+    mb_recount_nnz(c);
+    return c;
+}
+
+/* k_tsmm_cbind (t([x v]) %*% [x v] in one pass, lmDS's normal equations)
+ * against the reference product of the bound block, over row counts
+ * around its 8 fixed ranges and 4-row steps and blocks, widths of x
+ * through each tsmm leaf (small, mid, wide) and 1-3 columns of v, dense
+ * and sparse x of several densities, 1 and 2 threads: equal within
+ * 1e-12, exactly symmetric, the same bits for both thread counts; with
+ * NaN and Inf in x, the cells of the separate kernels' IEEE products;
+ * mismatched rows an error. */
+static void test_tsmm_cbind(void)
+{
+    static const int64_t ns[] = {1, 5, 8, 9, 37, 1000, 20011};
+    static const int64_t ms[] = {1, 3, 10, 16, 17, 23, 24, 32, 41};
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t b = 0; b < sizeof ms / sizeof *ms; b++)
+            for (int64_t k = 1; k <= 3; k++)
+                for (int sp = 1; sp < 4; sp++) {
+                    int64_t n = ns[a], m = ms[b];
+                    if (n * m > 200000 && sp < 3) continue;
+                    uint64_t seed = 9100 + a * 1000 + b * 10 + (uint64_t)(k * 3 + sp);
+                    MB *xd = gen(n, m, SPS[sp], false, seed), *v = gen(n, k, 1.0, false, seed + 5);
+                    MB *xs = mb_to_sparse(xd, &(BrErr){0});
+                    MB *xv = cbind_of(xd, v), *ref = ref_mm(xv, true, xv);
+                    MB *first = NULL;
+                    for (int fmt = 0; fmt < 2; fmt++)
+                        for (int th = 1; th <= 2; th++) {
+                            br_set_threads(th);
+                            BrErr e = {0};
+                            MB *r = k_tsmm_cbind(fmt ? xs : xd, v, &e);
+                            T_CHECK(r && valid(r) && r->rows == m + k && r->cols == m + k,
+                                    "tsmm of [x v] %lldx%lld + %lld sp %g fmt %d: %s", (long long)n, (long long)m,
+                                    (long long)k, SPS[sp], fmt, e.msg);
+                            if (!r) continue;
+                            T_MB_EQ(r, ref, 1e-12, "tsmm of [x v] %lldx%lld + %lld sp %g fmt %d th %d",
+                                    (long long)n, (long long)m, (long long)k, SPS[sp], fmt, th);
+                            bool sym = true;
+                            for (int64_t i = 0; i < r->rows && sym; i++)
+                                for (int64_t j = 0; j < i; j++)
+                                    if (mb_get(r, i, j) != mb_get(r, j, i)) { sym = false; break; }
+                            T_CHECK(sym, "tsmm of [x v] symmetric %lldx%lld fmt %d", (long long)n, (long long)m, fmt);
+                            if (fmt == 0 && th == 1) first = r;
+                            else {
+                                if (fmt == 0) {
+                                    bool same = true;
+                                    for (int64_t i = 0; i < r->rows * r->cols && same; i++)
+                                        same = mb_get(r, i / r->cols, i % r->cols) ==
+                                               mb_get(first, i / r->cols, i % r->cols);
+                                    T_CHECK(same, "tsmm of [x v] %lldx%lld + %lld: the same bits on 1 and 2 threads",
+                                            (long long)n, (long long)m, (long long)k);
+                                }
+                                mb_release(r);
+                            }
+                        }
+                    mb_release(first);
+                    mb_release(xd); mb_release(xs); mb_release(v); mb_release(xv); mb_release(ref);
+                }
+    /* NaN and Inf in x: the IEEE cells of tsmm over the bound block */
+    BrErr e = {0};
+    MB *x = gen(3001, 7, 1.0, false, 77), *v = gen(3001, 2, 1.0, false, 78);
+    x->d[5 * 7 + 2] = NAN;
+    x->d[900 * 7 + 6] = INFINITY;
+    v->d[1500 * 2 + 1] = -INFINITY;
+    MB *xv = cbind_of(x, v), *want = k_tsmm(xv, true, &e), *got = k_tsmm_cbind(x, v, &e);
+    T_CHECK(want && got, "non-finite: both ran (%s)", e.msg);
+    if (want && got) T_MB_EQ(got, want, 1e-12, "tsmm of [x v] with NaN and Inf: the IEEE cells");
+    mb_release(want); mb_release(got); mb_release(xv); mb_release(v);
+    /* rows that do not match: an error */
+    MB *w = gen(3000, 1, 1.0, false, 79);
+    BrErr e2 = {0};
+    MB *bad = k_tsmm_cbind(x, w, &e2);
+    T_CHECK(!bad && e2.code && strstr(e2.msg, "rows"), "mismatched rows: error (%s)", e2.msg);
+    mb_release(bad); mb_release(w); mb_release(x);
+    br_set_threads(2);
+}
+
 static void test_mmchain(void)
 {
     static const int64_t shapes[][2] = {
@@ -1297,6 +1384,7 @@ int main(void)
     test_skinny();
     test_lowk();
     test_tsmm();
+    test_tsmm_cbind();
     test_tsmm_small();
     test_gemv_leaves();
     test_mmchain();

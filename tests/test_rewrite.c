@@ -116,6 +116,19 @@ static const Case cases[] = {
                                   "if (n > 0) { out = t(Z) %*% (u * (Z %*% v)) } else { out = v }\n",
      "tmm", NULL},
     {"transpose-free", DATA "out = t(X) %*% y\n", "tmm", ") t "},
+    /* lmDS's normal equations: t(X) %*% X and t(X) %*% y in one pass
+     * (rw_tsmm_cbind), the two blocks of tsmma(X, y); also with two
+     * columns of y and both products used twice */
+    {"tsmm and tmm in one pass", DATA "A = t(X) %*% X\nb = t(X) %*% y\nout = A %*% v + sum(b)\n", "tsmma|rix",
+     "tmm|tsmm "},
+    {"tsmm and tmm, v of 2 columns", DATA "V = cbind(y, w)\nout = sum(t(X) %*% X) + sum((t(X) %*% V) ^ 2)\n",
+     "tsmma", "tmm"},
+    {"lmDS", DATA "out = lmDS(X=X, y=y, icpt=0, reg=1e-7, verbose=FALSE)\n", "tsmma", "tmm"},
+    /* v computed from t(X) %*% X: no pair (a cycle) */
+    {"tsmm and a tmm of it", DATA "A = t(X) %*% X\nu = X %*% rowSums(A)\nout = t(X) %*% u\n", "tsmm", "tsmma"},
+    /* a known sparse X: the sparse kernels, no pair */
+    {"tsmm and tmm, sparse X", "X = rand(rows=50, cols=7, sparsity=0.1, seed=1)\ny = rand(rows=50, cols=1, seed=3)\n"
+                               "out = sum(t(X) %*% X) + sum(t(X) %*% y)\n", "tmm", "tsmma"},
     /* cellwise operators pull a lone transpose up to where it goes */
     {"t(X)*t(Y)", DATA "out = sum(t(X) * t(Y))\n", NULL, ") t "},
     {"f(t(X))", DATA "out = sum(abs(t(X)) * 2)\n", NULL, ") t "},
