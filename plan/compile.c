@@ -24,6 +24,7 @@ Code *plan_compile(RtProgram *p, HopDag *d, int mode, int flags, RwStats *st)
     if ((flags & PC_REWRITE) && p->optlevel > 0) {
         rw_static(d, st);
         rw_dynamic(d, st);
+        if (!lang_uses_lineage(p->ast)) rw_operator_pairs(d, st);
     }
     if (flags & PC_MARK) {
         /* with codegen on, a wide rank-1 update over a variable of

@@ -24,6 +24,10 @@ typedef struct RwStats {
 void rw_static(HopDag *d, RwStats *st);
 /* Dynamic rewrites and operator selection of one DAG (sizes as known). */
 void rw_dynamic(HopDag *d, RwStats *st);
+/* After rw_dynamic: two operators of one input computed as one
+ * (rw_tsmm_cbind), then CSE. Not for a script that calls lineage(): its
+ * trace names SystemDS's operators (tsmm, ba+*). */
+void rw_operator_pairs(HopDag *d, RwStats *st);
 /* Re-infers sizes bottom-up (after TREAD sizes changed). */
 void rw_propagate_sizes(HopDag *d);
 /* True if some matrix HOP of d has unknown dimensions. */

@@ -257,5 +257,9 @@ void rw_dynamic(HopDag *d, RwStats *st)
     rw_run(d, rw_dynamic_rule, st);
     rw_run(d, rw_physical_rule, st);
     rw_cse(d, st);
+}
+
+void rw_operator_pairs(HopDag *d, RwStats *st)
+{
     if (rw_tsmm_cbind(d, st)) rw_cse(d, st);
 }

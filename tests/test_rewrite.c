@@ -124,6 +124,10 @@ static const Case cases[] = {
     {"tsmm and tmm, v of 2 columns", DATA "V = cbind(y, w)\nout = sum(t(X) %*% X) + sum((t(X) %*% V) ^ 2)\n",
      "tsmma", "tmm"},
     {"lmDS", DATA "out = lmDS(X=X, y=y, icpt=0, reg=1e-7, verbose=FALSE)\n", "tsmma", "tmm"},
+    /* a script that calls lineage(): no pair (its trace names SystemDS's
+     * operators, tsmm and ba+*) */
+    {"tsmm and tmm under lineage()", DATA "A = t(X) %*% X\nb = t(X) %*% y\nout = A %*% v + sum(b)\n"
+                                     "s = lineage(b)\n", "tsmm", "tsmma"},
     /* v computed from t(X) %*% X: no pair (a cycle) */
     {"tsmm and a tmm of it", DATA "A = t(X) %*% X\nu = X %*% rowSums(A)\nout = t(X) %*% u\n", "tsmm", "tsmma"},
     /* a known sparse X: the sparse kernels, no pair */
