@@ -1274,20 +1274,33 @@ static void mirror_upper(double *c, int64_t n)
     }
 }
 
-/* Upper triangle of t(x) %*% x (left, into n x n c) or x %*% t(x) (m x m)
- * over the rows [r0, r1) (left) or columns [r0, r1) (right) of the dense
- * m x n x (written): single-threaded dsyrk calls. */
-static void syrk_part(const MB *x, bool left, int64_t r0, int64_t r1, double *c)
+/* Upper triangle of x %*% t(x) (m x m) over the columns [r0, r1) of the
+ * dense m x n x into c (written): single-threaded dsyrk calls. */
+static void syrk_right(const MB *x, int64_t r0, int64_t r1, double *c)
 {
     int64_t m = x->rows, n = x->cols;
     for (int64_t k0 = r0; k0 < r1; k0 += BLAS_CHUNK) {
         int kk = (int)BR_MIN(r1 - k0, BLAS_CHUNK);
-        if (left)
-            cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)n, kk, 1.0,
-                        x->d + k0 * n, (int)n, k0 == r0 ? 0.0 : 1.0, c, (int)n);
-        else
-            cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, (int)m, kk, 1.0,
-                        x->d + k0, (int)n, k0 == r0 ? 0.0 : 1.0, c, (int)m);
+        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, (int)m, kk, 1.0, x->d + k0, (int)n,
+                    k0 == r0 ? 0.0 : 1.0, c, (int)m);
+    }
+}
+
+/* The upper triangle of t(d) %*% d over the rows [r0, r1) of the dense
+ * rows x n array d into c (written): the leaf's register-blocked loops
+ * for up to 16 columns and 17 to 23 (with fma), its packed loop up to
+ * TSMM_WIDE_MAX columns when given its scratch P (tsmm_wide_scratch(n)
+ * doubles, 64-byte aligned; r0 < r1), else single-threaded dsyrk. */
+static void tsmm_rows(const double *d, int64_t rows, int64_t n, int64_t r0, int64_t r1, double *c, double *P)
+{
+    const KMmLeaf *L = k_leaves(k_isa())->mm;
+    if (n <= 16 && L->tsmm_small) { L->tsmm_small(d, rows, n, r0, r1, c); return; }
+    if (n <= TSMM_MID_MAX && L->tsmm_mid) { L->tsmm_mid(d, rows, n, r0, r1, c); return; }
+    if (n <= TSMM_WIDE_MAX && P && L->tsmm_wide) { L->tsmm_wide(d, rows, n, r0, r1, c, P); return; }
+    for (int64_t k0 = r0; k0 < r1; k0 += BLAS_CHUNK) {
+        int kk = (int)BR_MIN(r1 - k0, BLAS_CHUNK);
+        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)n, kk, 1.0, d + k0 * n, (int)n, k0 == r0 ? 0.0 : 1.0,
+                    c, (int)n);
     }
 }
 
@@ -1302,20 +1315,19 @@ static void syrk_part(const MB *x, bool left, int64_t r0, int64_t r1, double *c)
  * wider products). */
 static void tsmm_part(const MB *x, bool left, bool grouped, int64_t r0, int64_t r1, double *c)
 {
+    if (!left) {
+        syrk_right(x, r0, r1, c);
+        return;
+    }
     const KMmLeaf *L = k_leaves(k_isa())->mm;
     const int64_t n = x->cols;
-    if (left && n <= 16 && L->tsmm_small) { L->tsmm_small(x->d, x->rows, n, r0, r1, c); return; }
-    if (left && n <= TSMM_MID_MAX && L->tsmm_mid) { L->tsmm_mid(x->d, x->rows, n, r0, r1, c); return; }
-    /* single-threaded: in the fixed row groups, or narrow enough */
-    if (left && (grouped || n <= 64) && n <= TSMM_WIDE_MAX && r0 < r1 && L->tsmm_wide) {
-        double *p = br_alloc_scratch((size_t)tsmm_wide_scratch(n) * sizeof(double));
-        if (p) {
-            L->tsmm_wide(x->d, x->rows, n, r0, r1, c, p);
-            br_free_aligned(p);
-            return;
-        }
-    }
-    syrk_part(x, left, r0, r1, c);
+    /* the wide leaf single-threaded: in the fixed row groups, or narrow
+     * enough (its scratch only where the narrower leaves do not serve) */
+    bool wide = !(n <= 16 && L->tsmm_small) && !(n <= TSMM_MID_MAX && L->tsmm_mid) && (grouped || n <= 64) &&
+                n <= TSMM_WIDE_MAX && r0 < r1 && L->tsmm_wide;
+    double *p = wide ? br_alloc_scratch((size_t)tsmm_wide_scratch(n) * sizeof(double)) : NULL;
+    tsmm_rows(x->d, x->rows, n, r0, r1, c, p);
+    br_free_aligned(p);
 }
 
 /* c (o x o) += the upper triangles of the TSMM_GROUPS - 1 partials in
@@ -1487,22 +1499,6 @@ MB *k_tsmm(const MB *x, bool left, BrErr *e)
 
 /* ---------------------------------------------------------------------- */
 /* t([x v]) %*% [x v] in one pass over x                                   */
-
-/* The upper triangle of t(d) %*% d over the rows [r0, r1) (r0 < r1) of
- * the dense rows x n array d into c (written): tsmm_part's leaves for
- * t(x) %*% x (P: tsmm_wide_scratch(n) doubles, or NULL), else dsyrk. */
-static void tsmm_rows(const double *d, int64_t rows, int64_t n, int64_t r0, int64_t r1, double *c, double *P)
-{
-    const KMmLeaf *L = k_leaves(k_isa())->mm;
-    if (n <= 16 && L->tsmm_small) { L->tsmm_small(d, rows, n, r0, r1, c); return; }
-    if (n <= TSMM_MID_MAX && L->tsmm_mid) { L->tsmm_mid(d, rows, n, r0, r1, c); return; }
-    if (n <= TSMM_WIDE_MAX && P && L->tsmm_wide) { L->tsmm_wide(d, rows, n, r0, r1, c, P); return; }
-    for (int64_t k0 = r0; k0 < r1; k0 += BLAS_CHUNK) {
-        int kk = (int)BR_MIN(r1 - k0, BLAS_CHUNK);
-        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)n, kk, 1.0, d + k0 * n, (int)n, k0 == r0 ? 0.0 : 1.0,
-                    c, (int)n);
-    }
-}
 
 /* One fixed row range [r0, r1) of k_tsmm_cbind's dense path: into the
  * (m+k) x (m+k) upper triangle z (written), t(x) %*% x by blocks of

@@ -452,12 +452,9 @@ int rw_tsmm_cbind(HopDag *d, RwStats *st)
             hop_infer(z);
             Hop *a = block_of(d, z, 1, m, 1, m, h->span), *b = block_of(d, z, 1, m, m + 1, m + k, t->span);
             if (!a || !b) break;
+            /* (CSE ran before: t is the one product t(X) %*% v) */
             map[h->id] = a;
-            /* every product t(X) %*% v of the pair (CSE ran before) */
-            for (int q = 0; q < n; q++)
-                if (is(order[q], H_MATMUL, OP_MATMULTL) && order[q]->nin == 2 && order[q]->in[0] == X &&
-                    order[q]->in[1] == v)
-                    map[order[q]->id] = b;
+            map[t->id] = b;
             done++;
             break;
         }
