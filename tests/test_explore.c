@@ -18,6 +18,7 @@ static double urand(void)
 
 static void random_graph(FGraph *g, int n)
 {
+    *g = (FGraph){0};
     g->n = n;
     g->v = calloc((size_t)n, sizeof *g->v);
     for (int u = 0; u < n; u++) {
@@ -46,8 +47,7 @@ static void layernorm_graph(FGraph *g)
     v[5] = (FNode){FK_LIGHT, 8e3, 1, {4}, false, 0};
     v[6] = (FNode){FK_EXPENSIVE, 8e3, 1, {5}, false, 0};
     v[7] = (FNode){FK_LIGHT, 8e6, 2, {2, 6}, true, 0};
-    g->n = 8;
-    g->v = v;
+    *g = (FGraph){8, v, 0, 0};
 }
 
 int main(void)
