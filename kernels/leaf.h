@@ -153,6 +153,13 @@ typedef struct KMmLeaf {
      * stay inside the m rows). NULL in the generic copy (there its
      * 4-wide vectors spill: the caller uses BLAS). */
     void (*tsmm_small)(const double *X, int64_t m, int64_t n, int64_t r0, int64_t r1, double *C);
+    /* The same for [v X], v a column of m values, n + 1 <= 16: C is
+     * (n + 1) x (n + 1), v's cells in row and column 0; each cell the
+     * sum of its rows' products in row order, restarted every 128 rows
+     * from r0, at row 1 and at the last few rows (NULL where tsmm_small
+     * is) */
+    void (*tsmm_small_v)(const double *X, const double *v, int64_t m, int64_t n, int64_t r0, int64_t r1,
+                         double *C);
     /* The same for 17 <= n <= 64 columns, with fma: C's upper triangle
      * (b >= a) is written (the other cells hold partial sums), each cell
      * an fma chain over its rows in order, restarted every chunk of

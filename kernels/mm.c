@@ -1506,9 +1506,12 @@ MB *k_tsmm(const MB *x, bool left, BrErr *e)
  * t(x) %*% v and t(v) %*% v over the block's rows from L2, four rows a
  * step (one load and store of the sums per four rows; the leaf's
  * tvec_rows, built to stream from memory, took 17.6 ms against 15 ms
- * for lm tall's X). cb: TSMMA_SCRATCH(m, k) doubles (the block's
- * t(x) %*% x, the sums of t(x) %*% v); P: the wide leaf's scratch or
- * NULL. */
+ * for lm tall's X). A single v beside x of at most 15 columns instead
+ * goes through tsmm's small leaf with x (tsmma_vleaf: lm tall's 10 + 1
+ * columns fill lanes the leaf computes anyway; a copy of the rows of [x
+ * v] for the leaf took 25 ms against 17.5). cb: tsmma_scratch(m, k)
+ * doubles (the block's t(x) %*% x, the sums of t(x) %*% v; or [v x]'s
+ * product); P: the wide leaf's scratch or NULL. */
 #define TSMMA_BLOCK_CELLS 32768
 static int64_t tsmma_block(int64_t m)
 {
@@ -1519,13 +1522,33 @@ static int64_t tsmma_block(int64_t m)
     const int64_t want = BR_MAX(TSMMA_BLOCK_CELLS / BR_MAX(m, 1), 8 * m);
     return (want + kc - 1) / kc * kc;
 }
-#define TSMMA_SCRATCH(m, k) (((m) * (m) + (k) * (m) + 7) / 8 * 8)
+/* lm's case: one column v and x of at most 15: the small leaf computes
+ * t([v x]) %*% [v x] in one pass, v in the lane before each row's */
+static bool tsmma_vleaf(int64_t m, int64_t k)
+{
+    return k == 1 && m <= 15 && k_leaves(k_isa())->mm->tsmm_small_v;
+}
+static int64_t tsmma_scratch(int64_t m, int64_t k)
+{
+    const int64_t o = m + k;
+    return (BR_MAX(o * o, m * m + k * m) + 7) / 8 * 8;
+}
 
 static void tsmma_range(const MB *x, const MB *v, int64_t r0, int64_t r1, double *z, double *cb, double *P)
 {
     const int64_t m = x->cols, k = v->cols, o = m + k, blk = tsmma_block(m);
     double *xv = cb + m * m;   /* t(x) %*% v by columns of v: xv[c * m + j] */
     memset(z, 0, (size_t)(o * o) * sizeof(double));
+    if (tsmma_vleaf(m, k)) {
+        /* cb: [v x]'s cells, v's at 0; z: x's at 0 .. m - 1, v's at m */
+        k_leaves(k_isa())->mm->tsmm_small_v(x->d, v->d, x->rows, m, r0, r1, cb);
+        for (int64_t i = 0; i < o; i++)
+            for (int64_t j = i; j < o; j++) {
+                const int64_t a = i == 0 ? m : i - 1, b = j == 0 ? m : j - 1;
+                z[BR_MIN(a, b) * o + BR_MAX(a, b)] = cb[i * o + j];
+            }
+        return;
+    }
     memset(xv, 0, (size_t)(k * m) * sizeof(double));
     for (int64_t b0 = r0; b0 < r1; b0 += blk) {
         const int64_t b1 = BR_MIN(r1, b0 + blk);
@@ -1613,7 +1636,7 @@ MB *k_tsmm_cbind(const MB *x, const MB *v, BrErr *e)
     #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1) reduction(+ : bad)
     for (int g = 0; g < TSMM_GROUPS; g++) {
         /* the wide leaf's scratch at a 64-byte boundary after cb's own */
-        const int64_t pw = TSMMA_SCRATCH(m, k);
+        const int64_t pw = tsmma_scratch(m, k);
         double *cb = br_alloc_scratch((size_t)(pw + ws) * sizeof(double));
         if (!cb) { bad++; continue; }
         tsmma_range(x, v, g * n / TSMM_GROUPS, (g + 1) * n / TSMM_GROUPS, g == 0 ? r->d : part + (size_t)(g - 1) * oo,

@@ -197,9 +197,11 @@ static void pad_rows(const double *X, int64_t n, int64_t span, int64_t r0, int64
  * [q0, q1) (q0 >= AB), over R rows of x of stride S doubles (vector q of
  * a row: its columns 4q .. 4q+3, the lanes past the row's n columns
  * reading the next row: lanes of cells never kept); each cell the sum of
- * its rows in order from 0, added to acc. */
+ * its rows in order from 0, added to acc. HV (a literal): column 0 of a
+ * row is vp[r] instead (tsmm_small_v; the row's own lane 0 is never
+ * read otherwise). */
 static inline __attribute__((always_inline)) void
-tsmm_pass(const double *p, int64_t S, int64_t R, int AB, int q0, int q1, v4d acc[16][4])
+tsmm_pass(const double *p, const double *vp, int HV, int64_t S, int64_t R, int AB, int q0, int q1, v4d acc[16][4])
 {
     v4d t[4][TSMM_QMAX];
 #pragma GCC unroll 4
@@ -210,9 +212,12 @@ tsmm_pass(const double *p, int64_t S, int64_t R, int AB, int q0, int q1, v4d acc
         const double *xr = p + r * S;
 #pragma GCC unroll 4
         for (int q = q0; q < q1; q++) {
-            const v4d b = *(const v4du *)(xr + 4 * q);
+            v4d b = *(const v4du *)(xr + 4 * q);
+            const v4d vb = HV ? (v4d)_mm256_broadcast_sd(vp + r) : (v4d){0};
+            if (HV && q == 0) b = (v4d)_mm256_blend_pd(b, vb, 1);
 #pragma GCC unroll 4
-            for (int a = 0; a < 4; a++) t[a][q - q0] += xr[AB * 4 + a] * b;
+            for (int a = 0; a < 4; a++)
+                t[a][q - q0] += (HV && AB == 0 && a == 0 ? vb : (v4d)_mm256_broadcast_sd(xr + AB * 4 + a)) * b;
         }
     }
 #pragma GCC unroll 4
@@ -229,7 +234,8 @@ tsmm_pass(const double *p, int64_t S, int64_t R, int AB, int q0, int q1, v4d acc
  * their FMAs waited on each other (t(X) %*% X over 5e6 x 10: 3 passes,
  * the last latency-bound); each cell still sums its rows in order. */
 static inline __attribute__((always_inline)) void
-tsmm_band(const double *p, int64_t S, int64_t R, int A0, int A1, int NV, v4d acc[16][4])
+tsmm_band(const double *p, const double *vp, int HV, int64_t S, int64_t R, int A0, int A1, int NV,
+          v4d acc[16][4])
 {
     v4d t[4][4][4];
 #pragma GCC unroll 4
@@ -243,11 +249,13 @@ tsmm_band(const double *p, int64_t S, int64_t R, int A0, int A1, int NV, v4d acc
         v4d b[4];
 #pragma GCC unroll 4
         for (int q = A0; q < NV; q++) b[q] = *(const v4du *)(xr + 4 * q);
+        const v4d vb = HV ? (v4d)_mm256_broadcast_sd(vp + r) : (v4d){0};
+        if (HV && A0 == 0) b[0] = (v4d)_mm256_blend_pd(b[0], vb, 1);
 #pragma GCC unroll 4
         for (int ab = A0; ab < A1; ab++)
 #pragma GCC unroll 4
             for (int a = 0; a < 4; a++) {
-                const double s = xr[ab * 4 + a];
+                const v4d s = HV && ab == 0 && a == 0 ? vb : (v4d)_mm256_broadcast_sd(xr + ab * 4 + a);
 #pragma GCC unroll 4
                 for (int q = ab; q < NV; q++) t[ab - A0][q][a] += s * b[q];
             }
@@ -264,21 +272,21 @@ tsmm_band(const double *p, int64_t S, int64_t R, int A0, int A1, int NV, v4d acc
 /* All passes of a chunk: the upper block triangle (blocks of 4 x 4
  * cells) of the n <= 4*NV columns (NV a literal at every call). */
 static inline __attribute__((always_inline)) void
-tsmm_chunk(const double *p, int64_t S, int64_t R, int NV, v4d acc[16][4])
+tsmm_chunk(const double *p, const double *vp, int HV, int64_t S, int64_t R, int NV, v4d acc[16][4])
 {
 #if defined(__AVX512F__)
     /* bands of at most 24 accumulators: NV 1-3 in one, 4 as 1 + 3 */
     if (NV <= 3) {
-        tsmm_band(p, S, R, 0, NV, NV, acc);
+        tsmm_band(p, vp, HV, S, R, 0, NV, NV, acc);
     } else {
-        tsmm_band(p, S, R, 0, 1, NV, acc);
-        tsmm_band(p, S, R, 1, NV, NV, acc);
+        tsmm_band(p, vp, HV, S, R, 0, 1, NV, acc);
+        tsmm_band(p, vp, HV, S, R, 1, NV, NV, acc);
     }
 #else
 #pragma GCC unroll 4
     for (int ab = 0; ab < NV; ab++)
         for (int q0 = ab; q0 < NV; q0 += TSMM_QMAX)
-            tsmm_pass(p, S, R, ab, q0, BR_MIN(NV, q0 + TSMM_QMAX), acc);
+            tsmm_pass(p, vp, HV, S, R, ab, q0, BR_MIN(NV, q0 + TSMM_QMAX), acc);
 #endif
 }
 
@@ -290,15 +298,64 @@ tsmm_rows(const double *X, int64_t m, int64_t n, int64_t r0, int64_t r1, double 
     /* a row reads its 4 * NV columns' vectors */
     const int64_t rd = rows_in_place(m, n, 4 * NV, r0, r1);
     for (int64_t c0 = r0; c0 < rd; c0 += TSMM_CHUNK)
-        tsmm_chunk(X + c0 * n, n, BR_MIN(TSMM_CHUNK, rd - c0), NV, acc);
+        tsmm_chunk(X + c0 * n, NULL, 0, n, BR_MIN(TSMM_CHUNK, rd - c0), NV, acc);
     if (rd < r1) {
         double pad[4 * 16];
         assert(r1 - rd <= 4);
         pad_rows(X, n, 4 * NV, rd, r1, pad);
-        tsmm_chunk(pad, 4 * NV, r1 - rd, NV, acc);
+        tsmm_chunk(pad, NULL, 0, 4 * NV, r1 - rd, NV, acc);
     }
     for (int64_t a = 0; a < n; a++)
         for (int64_t b = a / 4 * 4; b < n; b++) C[a * n + b] = acc[a][b / 4][b % 4];
+}
+
+/* t([v X]) %*% [v X] (n + 1 <= 16 columns, v a column): tsmm_rows over
+ * the rows of X read from one double before each (that lane, column 0,
+ * is v's, put in the register), so the x columns are 1 .. n. Rows whose
+ * reads would leave X (row 0's double before it; the last rows' lanes
+ * past the end) are read from pad_rows' copy, shifted by one; the
+ * chunks restart at r0 and at these rows. */
+static inline __attribute__((always_inline)) void
+tsmm_rows_v(const double *X, const double *v, int64_t m, int64_t n, int64_t r0, int64_t r1, double *C, int NV)
+{
+    v4d acc[16][4];
+    memset(acc, 0, sizeof acc);
+    const int64_t o = n + 1, span = 4 * NV;
+    double pad[5 * 16];
+    int64_t a0 = r0;
+    if (a0 == 0 && a0 < r1) {
+        pad[0] = 0;
+        pad_rows(X, n, span - 1, 0, 1, pad + 1);
+        tsmm_chunk(pad, v, 1, span, 1, NV, acc);
+        a0 = 1;
+    }
+    /* row r's reads: X + r n - 1 .. + span, inside X while r n - 1 + span <= m n */
+    const int64_t lim = m * n + 1 - span;
+    const int64_t rd = lim < 0 ? a0 : BR_MAX(a0, BR_MIN(r1, lim / n + 1));
+    for (int64_t c0 = a0; c0 < rd; c0 += TSMM_CHUNK)
+        tsmm_chunk(X + c0 * n - 1, v + c0, 1, n, BR_MIN(TSMM_CHUNK, rd - c0), NV, acc);
+    if (rd < r1) {
+        assert(r1 - rd <= 5);
+        for (int64_t r = 0; r < r1 - rd; r++) {
+            pad[r * span] = 0;
+            pad_rows(X, n, span - 1, rd + r, rd + r + 1, pad + r * span + 1);
+        }
+        tsmm_chunk(pad, v + rd, 1, span, r1 - rd, NV, acc);
+    }
+    for (int64_t a = 0; a < o; a++)
+        for (int64_t b = a / 4 * 4; b < o; b++) C[a * o + b] = acc[a][b / 4][b % 4];
+}
+
+/* KMmLeaf.tsmm_small_v */
+static void tsmm_small_v(const double *X, const double *v, int64_t m, int64_t n, int64_t r0, int64_t r1, double *C)
+{
+    assert(n >= 1 && n <= 15);
+    switch ((n + 4) / 4) {
+    case 1: tsmm_rows_v(X, v, m, n, r0, r1, C, 1); break;
+    case 2: tsmm_rows_v(X, v, m, n, r0, r1, C, 2); break;
+    case 3: tsmm_rows_v(X, v, m, n, r0, r1, C, 3); break;
+    default: tsmm_rows_v(X, v, m, n, r0, r1, C, 4); break;
+    }
 }
 
 /* KMmLeaf.tsmm_small */
@@ -627,6 +684,7 @@ const KMmLeaf K_LEAF(k_mm_leaf) = {
 #endif
 #if defined(__AVX2__)
     .tsmm_small = tsmm_small,
+    .tsmm_small_v = tsmm_small_v,
     .tsmm_mid = tsmm_mid,
     .tsmm_wide = tsmm_wide,
     .tvec_rows = tvec_rows,

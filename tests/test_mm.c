@@ -629,7 +629,7 @@ static MB *cbind_of(const MB *x, const MB *v)
 static void test_tsmm_cbind(void)
 {
     static const int64_t ns[] = {1, 5, 8, 9, 37, 1000, 20011};
-    static const int64_t ms[] = {1, 3, 10, 16, 17, 23, 24, 32, 41};
+    static const int64_t ms[] = {1, 2, 3, 4, 7, 10, 12, 15, 16, 17, 23, 24, 32, 41};
     for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
         for (size_t b = 0; b < sizeof ms / sizeof *ms; b++)
             for (int64_t k = 1; k <= 3; k++)
@@ -670,6 +670,30 @@ static void test_tsmm_cbind(void)
                                 mb_release(r);
                             }
                         }
+                    /* every ISA level (the small leaf with v's lane: AVX2
+                     * and AVX-512, the same bits) */
+                    KIsa isa0 = k_isa();
+                    MB *top = NULL;
+                    for (int isa = K_ISA_GENERIC; isa <= (int)k_isa_cpu() && sp == 3; isa++) {
+                        k_isa_set((KIsa)isa);
+                        BrErr e = {0};
+                        MB *r = k_tsmm_cbind(xd, v, &e);
+                        T_CHECK(r != NULL, "tsmm of [x v] at %s: %s", k_isa_name((KIsa)isa), e.msg);
+                        if (!r) continue;
+                        T_MB_EQ(r, ref, 1e-12, "tsmm of [x v] %lldx%lld + %lld at %s", (long long)n, (long long)m,
+                                (long long)k, k_isa_name((KIsa)isa));
+                        if (isa < K_ISA_AVX2) { mb_release(r); continue; }
+                        if (top) {
+                            T_CHECK(!memcmp(top->d, r->d, (size_t)(r->rows * r->cols) * sizeof(double)),
+                                    "tsmm of [x v] %lldx%lld + %lld: the same bits at %s as at AVX2", (long long)n,
+                                    (long long)m, (long long)k, k_isa_name((KIsa)isa));
+                            mb_release(r);
+                        } else {
+                            top = r;
+                        }
+                    }
+                    k_isa_set(isa0);
+                    mb_release(top);
                     mb_release(first);
                     mb_release(xd); mb_release(xs); mb_release(v); mb_release(xv); mb_release(ref);
                 }
@@ -682,6 +706,15 @@ static void test_tsmm_cbind(void)
     MB *xv = cbind_of(x, v), *want = k_tsmm(xv, true, &e), *got = k_tsmm_cbind(x, v, &e);
     T_CHECK(want && got, "non-finite: both ran (%s)", e.msg);
     if (want && got) T_MB_EQ(got, want, 1e-12, "tsmm of [x v] with NaN and Inf: the IEEE cells");
+    mb_release(want); mb_release(got); mb_release(xv); mb_release(v);
+    /* the same with one column v (the small leaf's v lane), Inf in v's
+     * first and last rows (the padded reads) */
+    v = gen(3001, 1, 1.0, false, 80);
+    v->d[0] = INFINITY;
+    v->d[3000] = -INFINITY;
+    xv = cbind_of(x, v), want = k_tsmm(xv, true, &e), got = k_tsmm_cbind(x, v, &e);
+    T_CHECK(want && got, "non-finite, one v: both ran (%s)", e.msg);
+    if (want && got) T_MB_EQ(got, want, 1e-12, "tsmm of [x v] with NaN and Inf, one v: the IEEE cells");
     mb_release(want); mb_release(got); mb_release(xv); mb_release(v);
     /* rows that do not match: an error */
     MB *w = gen(3000, 1, 1.0, false, 79);
