@@ -224,6 +224,8 @@ typedef struct KSpoofLeaf {
     /* a Cell column aggregate's accumulators s, c (Kahan; cnt: values per
      * column, or NULL) take v[k] at column ci[k] (k when ci is NULL) */
     void (*col_add)(double *s, double *c, int64_t *cnt, int agg, const double *v, int64_t n, const int32_t *ci);
+    /* col_add of nr dense rows of n values (v row-major), in row order */
+    void (*col_add_rows)(double *s, double *c, int agg, const double *v, int64_t nr, int64_t n);
 } KSpoofLeaf;
 extern const KSpoofLeaf k_spoof_leaf_generic, k_spoof_leaf_avx2, k_spoof_leaf_avx512;
 

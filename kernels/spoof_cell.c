@@ -73,13 +73,13 @@ static inline bool pos_zero(double x) { return x == 0 && !signbit(x); }
  * operator's time: the untouched lanes are added as zeros only until
  * adding one more changes nothing (the bits are those of the full loop:
  * each step is the same function of (s, c), so a fixed point stays). */
-double spacc_value(const SpAcc *a, int agg, double count)
+/* spacc_value over the lanes s[0..used), c[0..used) (the lanes past
+ * them at (+0, +0)) */
+static inline double lanes_value(const double *s_, const double *c_, int used, int agg, double count)
 {
-    if (agg == SPA_MIN || agg == SPA_MAX) return a->s[0];
-    int used = KL;
-    while (used > 0 && pos_zero(a->s[used - 1]) && pos_zero(a->c[used - 1])) used--;
+    while (used > 0 && pos_zero(s_[used - 1]) && pos_zero(c_[used - 1])) used--;
     double s = 0, c = 0;
-    for (int l = 0; l < used; l++) { kadd(&s, &c, a->s[l]); kadd(&s, &c, a->c[l]); }
+    for (int l = 0; l < used; l++) { kadd(&s, &c, s_[l]); kadd(&s, &c, c_[l]); }
     for (int z = 2 * (KL - used); z > 0; z--) {
         double s0 = s, c0 = c;
         kadd(&s, &c, 0.0);
@@ -87,6 +87,12 @@ double spacc_value(const SpAcc *a, int agg, double count)
     }
     double v = s + c;
     return agg == SPA_MEAN ? v / count : v;
+}
+
+double spacc_value(const SpAcc *a, int agg, double count)
+{
+    if (agg == SPA_MIN || agg == SPA_MAX) return a->s[0];
+    return lanes_value(a->s, a->c, KL, agg, count);
 }
 
 /* ---- input binding ---- */
@@ -360,6 +366,23 @@ static void block_rows(const Ctx *x, Work *w, int64_t ra, int64_t rb, ChunkFn f,
     }
 }
 
+/* The values of the dense rows ra..rb of a plan whose rows are at most
+ * CH / 2 wide (no compressed input; sparse side inputs expanded by
+ * blocks), CH / cols rows per call of the generated code into the
+ * task's buffer, f as block_rows calls it (every column of nr rows):
+ * a call per row cost more than the row's arithmetic (rowSums of a
+ * fused n x 2 expression, 11 ns a row). */
+static void dense_rows(const Ctx *x, Work *w, int64_t ra, int64_t rb, ChunkFn f, void *arg)
+{
+    const int64_t N = x->cols, RC = BR_MAX(1, CH / BR_MAX(N, 1));
+    for (int64_t r0 = ra; r0 < rb; r0 += RC) {
+        const int64_t r1 = BR_MIN(rb, r0 + RC);
+        if (x->nexp) expand_block(x, w, r0, r1);
+        x->op->fd(w->P, w->S, x->op->in.sc, r0, r1, 0, N, w->buf, N);
+        f(arg, r0, r1 - r0, 0, N, w->buf);
+    }
+}
+
 static void unscatter_row(const Ctx *x, Work *w, int64_t i)
 {
     int q = 0;
@@ -556,6 +579,21 @@ typedef struct RowAggArg { SpAcc a; int agg; int64_t n; double *out; } RowAggArg
 static void row_chunk(void *arg, int64_t i, int64_t nr, int64_t j0, int64_t j1, double *const *v)
 {
     RowAggArg *r = arg;
+    if (j0 == 0 && j1 == r->n && r->n <= KL) {
+        /* rows of at most KL values: k_agg's row loops over nr rows at a
+         * time (one Kahan chain per row in column order, min/max steps):
+         * the unfused rowSums', rowMins' ... numbers; the lanes of
+         * spacc_add cost more than such a row */
+        const KAggLeaf *L = k_leaves(k_isa())->agg;
+        if (r->agg == SPA_MIN || r->agg == SPA_MAX) {
+            L->rows_minmax(r->agg == SPA_MIN ? OP_AMIN : OP_AMAX, v[0], r->n, 0, nr, r->out + i);
+            return;
+        }
+        L->rows_sum(v[0], r->n, 0, nr, r->agg == SPA_SUMSQ ? KM_SQ : KM_X, r->out + i);
+        if (r->agg == SPA_MEAN)
+            for (int64_t q = 0; q < nr; q++) r->out[i + q] /= (double)r->n;
+        return;
+    }
     for (int64_t q = 0; q < nr; q++) {
         if (j0 == 0) spacc_init(&r->a, r->agg);
         spacc_add(&r->a, r->agg, v[0] + q * (j1 - j0), j1 - j0);
@@ -568,6 +606,8 @@ static MB *run_row(const Ctx *x, BrErr *e)
     const SpoofCell *op = x->op;
     int agg = op->agg[0];
     int64_t M = x->rows, N = x->cols;
+    bool anycz = false;
+    for (int k = 0; k < op->in.n; k++) anycz |= x->cz[k];
     MB *out = mb_dense_uninit(M, 1, e);
     if (!out) return NULL;
     const MB *mm = x->sparse ? op->in.m[op->main] : NULL;
@@ -581,6 +621,12 @@ static MB *run_row(const Ctx *x, BrErr *e)
         if (x->blk) {
             RowAggArg ra = {.agg = agg, .n = N, .out = out->d};
             block_rows(x, &w, t * R, BR_MIN(M, (t + 1) * R), row_chunk, &ra);
+            if (!work_free(&w)) fail = true;
+            continue;
+        }
+        if (!mm && N <= CH / 2 && (!x->nexp || !anycz)) {
+            RowAggArg ra = {.agg = agg, .n = N, .out = out->d};
+            dense_rows(x, &w, t * R, BR_MIN(M, (t + 1) * R), row_chunk, &ra);
             if (!work_free(&w)) fail = true;
             continue;
         }
@@ -643,7 +689,7 @@ static void col_chunk(void *arg, int64_t i, int64_t nr, int64_t j0, int64_t j1, 
 {
     ColAggArg *c = arg;
     ColPart q = {c->p->s + j0, c->p->c + j0, NULL};
-    for (int64_t r = 0; r < nr; r++) col_add(&q, c->agg, v[0] + r * (j1 - j0), j1 - j0, NULL);
+    k_leaves(k_isa())->spoof->col_add_rows(q.s, q.c, c->agg, v[0], nr, j1 - j0);
 }
 
 static MB *run_col(const Ctx *x, BrErr *e)
@@ -651,6 +697,8 @@ static MB *run_col(const Ctx *x, BrErr *e)
     const SpoofCell *op = x->op;
     int agg = op->agg[0];
     int64_t M = x->rows, N = x->cols;
+    bool anycz = false;
+    for (int k = 0; k < op->in.n; k++) anycz |= x->cz[k];
     const MB *mm = x->sparse ? op->in.m[op->main] : NULL;
     double cells = mm ? (double)mm->nnz : (double)M * (double)N;
     int64_t nsb = nsuper(cells, M, BR_MAX(1, (int64_t)(4 << 20) / BR_MAX(N, 1)));
@@ -677,8 +725,10 @@ static MB *run_col(const Ctx *x, BrErr *e)
             if (!work_init(x, &w, rb)) { fail = true; work_free(&w); continue; }
             ColPart *p = &parts[b];
             ColAggArg ca = {p, agg};
+            const bool rows = !x->blk && !mm && N <= CH / 2 && (!x->nexp || !anycz);
             if (x->blk) block_rows(x, &w, ra, rb, col_chunk, &ca);
-            for (int64_t i = ra; i < rb && !x->blk; i++) {
+            if (rows) dense_rows(x, &w, ra, rb, col_chunk, &ca);
+            for (int64_t i = ra; i < rb && !x->blk && !rows; i++) {
                 if (mm) {
                     int64_t lo = mm->rp[i], hi = mm->rp[i + 1];
                     if (lo == hi) continue;

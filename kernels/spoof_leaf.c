@@ -81,4 +81,12 @@ static void col_add(double *restrict s, double *restrict c, int64_t *restrict cn
     }
 }
 
-const KSpoofLeaf K_LEAF(k_spoof_leaf) = {.acc_add = acc_add, .col_add = col_add};
+/* KSpoofLeaf.col_add_rows: one call for a block of narrow rows (a call
+ * per row of two values cost more than its Kahan steps) */
+static void col_add_rows(double *restrict s, double *restrict c, int agg, const double *restrict v, int64_t nr,
+                         int64_t n)
+{
+    for (int64_t r = 0; r < nr; r++) col_add(s, c, NULL, agg, v + r * n, n, NULL);
+}
+
+const KSpoofLeaf K_LEAF(k_spoof_leaf) = {.acc_add = acc_add, .col_add = col_add, .col_add_rows = col_add_rows};
