@@ -491,15 +491,24 @@ static int64_t nnz_par(const double *x, int64_t n)
     return c;
 }
 
-/* Row aggregate into res[0..M). */
-static void row_op(OpCode op, const MB *a, double *res)
+/* Non-zeros of res[r0..r1) (a chunk's results, still in cache). */
+static int64_t nz_of(const double *res, int64_t r0, int64_t r1)
+{
+    int64_t c = 0;
+    for (int64_t i = r0; i < r1; i++) c += res[i] != 0;
+    return c;
+}
+
+/* Row aggregate into res[0..M); its non-zeros, counted chunk by chunk
+ * where the rows go by chunks, else -1. */
+static int64_t row_op(OpCode op, const MB *a, double *res)
 {
     int64_t M = a->rows, N = a->cols;
     bool idx = op == OP_IDXMAX || op == OP_IDXMIN, want_max = op == OP_IDXMAX;
     if (N == 0) {
         double v = idx ? 0 : seg_agg(op, NULL, 0, 0, false);
         for (int64_t i = 0; i < M; i++) res[i] = v;
-        return;
+        return -1;
     }
     /* few long rows: parallel inside each row (same numbers) */
     bool inner = M < 2 * (int64_t)br_threads() && N >= 2 * FB && !a->sparse;
@@ -507,29 +516,32 @@ static void row_op(OpCode op, const MB *a, double *res)
         for (int64_t i = 0; i < M; i++)
             res[i] = idx ? row_idx(a->d + i * N, NULL, N, N, want_max)
                          : seg_agg(op, a->d + i * N, N, 0, true);
-        return;
+        return -1;
     }
     int64_t work = a->sparse ? a->nnz + M : M * N;
     if (!a->sparse && N < 4 * KL && (op == OP_SUM || op == OP_SUMSQ || op == OP_MEAN)) {
-        int64_t nch = (M + 4095) / 4096;
+        int64_t nch = (M + 4095) / 4096, nz = 0;
 #pragma omp parallel for num_threads(br_threads()) if (br_par(work)) \
-    schedule(static)
+    schedule(static) reduction(+:nz)
         for (int64_t t = 0; t < nch; t++) {
             int64_t r0 = t * 4096, r1 = BR_MIN(M, r0 + 4096);
             leaf()->rows_sum(a->d, N, r0, r1, op == OP_SUMSQ ? KM_SQ : KM_X, res);
             if (op == OP_MEAN)
                 for (int64_t i = r0; i < r1; i++) res[i] /= (double)N;
+            nz += nz_of(res, r0, r1);
         }
-        return;
+        return nz;
     }
     if (!a->sparse && N <= 64 &&
         (op == OP_AMIN || op == OP_AMAX || op == OP_IDXMIN || op == OP_IDXMAX)) {
-        int64_t nch = (M + 4095) / 4096;
+        int64_t nch = (M + 4095) / 4096, nz = 0;
 #pragma omp parallel for num_threads(br_threads()) if (br_par(work)) \
-    schedule(static)
-        for (int64_t t = 0; t < nch; t++)
+    schedule(static) reduction(+:nz)
+        for (int64_t t = 0; t < nch; t++) {
             leaf()->rows_minmax(op, a->d, N, t * 4096, BR_MIN(M, t * 4096 + 4096), res);
-        return;
+            nz += nz_of(res, t * 4096, BR_MIN(M, t * 4096 + 4096));
+        }
+        return nz;
     }
     if (!a->sparse) {
 #pragma omp parallel for num_threads(br_threads()) if (br_par(work)) \
@@ -537,14 +549,14 @@ static void row_op(OpCode op, const MB *a, double *res)
         for (int64_t i = 0; i < M; i++)
             res[i] = idx ? row_idx(a->d + i * N, NULL, N, N, want_max)
                          : seg_agg(op, a->d + i * N, N, 0, false);
-        return;
+        return -1;
     }
     if (op == OP_SUM || op == OP_SUMSQ || op == OP_MEAN) {
         /* rows of up to 16 values in groups (agg_leaf.c sp_rows_sum: the
          * same chains), longer ones as below */
-        int64_t nch = (M + 4095) / 4096;
+        int64_t nch = (M + 4095) / 4096, nz = 0;
 #pragma omp parallel for num_threads(br_threads()) if (br_par(work)) \
-    schedule(dynamic, 1)
+    schedule(dynamic, 1) reduction(+:nz)
         for (int64_t t = 0; t < nch; t++) {
             int64_t r0 = t * 4096, r1 = BR_MIN(M, r0 + 4096), longs[4096];
             int64_t nl = leaf()->sp_rows_sum(a->rp, a->v, a->rp[M], r0, r1, op == OP_SUMSQ ? KM_SQ : KM_X, res, longs);
@@ -554,8 +566,9 @@ static void row_op(OpCode op, const MB *a, double *res)
             }
             if (op == OP_MEAN)
                 for (int64_t i = r0; i < r1; i++) res[i] /= (double)N;
+            nz += nz_of(res, r0, r1);
         }
-        return;
+        return nz;
     }
 #pragma omp parallel for num_threads(br_threads()) if (br_par(work)) \
     schedule(dynamic, 64)
@@ -564,6 +577,7 @@ static void row_op(OpCode op, const MB *a, double *res)
         res[i] = idx ? row_idx(a->v + k, a->ci + k, len, N, want_max)
                      : seg_agg(op, a->v + k, len, N - len, false);
     }
+    return -1;
 }
 
 /* k_agg; see agg.h. Caller owns the result. */
@@ -585,9 +599,10 @@ MB *k_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
     bool row = dir == DIR_ROW;
     MB *out = row ? mb_dense_uninit(a->rows, 1, e) : mb_dense_uninit(1, a->cols, e);
     if (!out) return NULL;
-    if (row) row_op(op, a, out->d);
+    int64_t nz = -1;
+    if (row) nz = row_op(op, a, out->d);
     else if (col_op(op, a, out->d, e)) { mb_release(out); return NULL; }
-    out->nnz = nnz_par(out->d, out->rows * out->cols);
+    out->nnz = nz >= 0 ? nz : nnz_par(out->d, out->rows * out->cols);
     if (mb_examine(out, e)) { mb_release(out); return NULL; }
     return out;
 }

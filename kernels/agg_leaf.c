@@ -327,6 +327,20 @@ static void rows_narrow(const double *x, int64_t N, int64_t r0, int64_t r1,
                 vkadd_fast(&S[q], &C[q], mode == KM_SQ ? c3 * c3 : c3);
             }
         }
+        if (N == 2) {
+            /* four rows of two columns: two vectors, their columns
+             * gathered by two shuffles (GLM's n x 2 probabilities) */
+#pragma GCC unroll 8
+            for (int q = 0; q < RG / 4; q++) {
+                const double *p = xb + 8 * q;
+                v4d a0 = vld(p), a1 = vld(p + 4);
+                v4d c0 = __builtin_shuffle(a0, a1, (v4i){0, 2, 4, 6});
+                v4d c1 = __builtin_shuffle(a0, a1, (v4i){1, 3, 5, 7});
+                vkadd_fast(&S[q], &C[q], mode == KM_SQ ? c0 * c0 : c0);
+                vkadd_fast(&S[q], &C[q], mode == KM_SQ ? c1 * c1 : c1);
+            }
+            j = N;
+        }
         for (; j < N; j++) {
 #pragma GCC unroll 8
             for (int q = 0; q < RG / 4; q++) {
@@ -335,13 +349,16 @@ static void rows_narrow(const double *x, int64_t N, int64_t r0, int64_t r1,
                 vkadd_fast(&S[q], &C[q], mode == KM_SQ ? v * v : v);
             }
         }
-        for (int q = 0; q < RG / 4; q++)
-            for (int l = 0; l < 4; l++) {
-                double r = S[q][l] + C[q][l];
-                /* not finite: redo the row with the checked chain */
-                res[i + 4 * q + l] = isfinite(r) ? r
-                                   : kval(ksum(xb + (4 * q + l) * N, N, mode, 0));
+        for (int q = 0; q < RG / 4; q++) {
+            v4d r = S[q] + C[q];
+            if (isfinite(r[0]) && isfinite(r[1]) && isfinite(r[2]) && isfinite(r[3])) {
+                memcpy(res + i + 4 * q, &r, sizeof r);
+                continue;
             }
+            for (int l = 0; l < 4; l++)
+                /* not finite: redo the row with the checked chain */
+                res[i + 4 * q + l] = isfinite(r[l]) ? r[l] : kval(ksum(xb + (4 * q + l) * N, N, mode, 0));
+        }
     }
     for (; i < r1; i++) res[i] = kval(ksum(x + i * N, N, mode, 0));
 }

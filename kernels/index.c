@@ -433,12 +433,26 @@ static MB *bind_dense(const MB **op, int k, bool cb, int64_t rows,
     if (!c) return NULL;
     if (cb) {
         /* by blocks of rows, operand by operand (copy_row: a GLM's
-         * cbind of two 5e6-row columns) */
+         * cbind of two 5e6-row columns); two dense columns interleaved
+         * in one loop (GLM's probabilities P = cbind(p1, p2): copied
+         * operand by operand, a double at a time with a stride, it took
+         * 4x the time of p1 + p2) */
+        const bool two_cols = k == 2 && cols == 2 && !op[0]->sparse && !op[1]->sparse;
         const int64_t nb = (rows + BIND_ROWS - 1) / BIND_ROWS;
         #pragma omp parallel for schedule(static) num_threads(br_threads()) \
             if (br_par((double)(rows * cols)))
         for (int64_t b = 0; b < nb; b++) {
             const int64_t i0 = b * BIND_ROWS, i1 = BR_MIN(rows, i0 + BIND_ROWS);
+            if (two_cols) {
+                const double *restrict p = op[0]->d, *restrict q = op[1]->d;
+                double *restrict d = c->d;
+                #pragma omp simd
+                for (int64_t i = i0; i < i1; i++) {
+                    d[2 * i] = p[i];
+                    d[2 * i + 1] = q[i];
+                }
+                continue;
+            }
             int64_t off = 0;
             for (int q = 0; q < k; q++) {
                 const MB *a = op[q];

@@ -1452,6 +1452,20 @@ static void cbind_narrow(void)
                 if (r) T_MB_EQ(r, w, 0, "cbind narrow %lld rows, %d operands, %d threads", (long long)m, n, th);
                 mb_release(r); mb_release(w);
             }
+            /* two dense columns (interleaved in one loop), NaN and -0 */
+            MB *two[2] = {ops[0], gen(m, 1, 0.9, false, 79)};
+            two[1]->d[m / 2] = NAN;
+            two[0]->d[m - 1] = -0.0;
+            mb_recount_nnz(two[0]);
+            mb_recount_nnz(two[1]);
+            BrErr e2 = {0};
+            MB *r2 = k_cbind(2, (const MB *const *)two, &e2), *w2 = ref_bind(2, two, true);
+            T_CHECK(r2 && valid(r2), "cbind of two columns, %lld rows: %s", (long long)m, e2.msg);
+            if (r2) {
+                T_MB_EQ(r2, w2, 0, "cbind of two columns, %lld rows, %d threads", (long long)m, th);
+                T_CHECK(signbit(mb_get(r2, m - 1, 0)), "cbind of two columns: -0 kept");
+            }
+            mb_release(r2); mb_release(w2); mb_release(two[1]);
             for (int k = 0; k < NOPS; k++) mb_release(ops[k]);
         }
     br_set_threads(2);
