@@ -73,13 +73,13 @@ static inline bool pos_zero(double x) { return x == 0 && !signbit(x); }
  * operator's time: the untouched lanes are added as zeros only until
  * adding one more changes nothing (the bits are those of the full loop:
  * each step is the same function of (s, c), so a fixed point stays). */
-/* spacc_value over the lanes s[0..used), c[0..used) (the lanes past
- * them at (+0, +0)) */
-static inline double lanes_value(const double *s_, const double *c_, int used, int agg, double count)
+double spacc_value(const SpAcc *a, int agg, double count)
 {
-    while (used > 0 && pos_zero(s_[used - 1]) && pos_zero(c_[used - 1])) used--;
+    if (agg == SPA_MIN || agg == SPA_MAX) return a->s[0];
+    int used = KL;
+    while (used > 0 && pos_zero(a->s[used - 1]) && pos_zero(a->c[used - 1])) used--;
     double s = 0, c = 0;
-    for (int l = 0; l < used; l++) { kadd(&s, &c, s_[l]); kadd(&s, &c, c_[l]); }
+    for (int l = 0; l < used; l++) { kadd(&s, &c, a->s[l]); kadd(&s, &c, a->c[l]); }
     for (int z = 2 * (KL - used); z > 0; z--) {
         double s0 = s, c0 = c;
         kadd(&s, &c, 0.0);
@@ -87,12 +87,6 @@ static inline double lanes_value(const double *s_, const double *c_, int used, i
     }
     double v = s + c;
     return agg == SPA_MEAN ? v / count : v;
-}
-
-double spacc_value(const SpAcc *a, int agg, double count)
-{
-    if (agg == SPA_MIN || agg == SPA_MAX) return a->s[0];
-    return lanes_value(a->s, a->c, KL, agg, count);
 }
 
 /* ---- input binding ---- */
@@ -107,6 +101,7 @@ typedef struct Ctx {
     double **own;          /* densified vectors */
     int64_t rows, cols;
     bool sparse;           /* sparse path */
+    bool anycz;            /* some input compressed (read by windows) */
     bool flat;             /* flat dense path */
     bool blk;              /* every expanded input compressed: blocks of
                               window rows per call (bind_block) */
@@ -194,6 +189,7 @@ static int ctx_init(Ctx *x, const SpoofCell *op, BrErr *e)
     int ncz = 0;
     bool slices = false;   /* (a window row of a sliced X is X's width) */
     for (int k = 0; k < n; k++) { ncz += x->cz[k]; slices |= in_off(op, k) >= 0; }
+    x->anycz = ncz > 0;
     x->blk = !x->sparse && x->nexp > 0 && ncz == x->nexp && !slices;
     return 0;
 }
@@ -372,6 +368,8 @@ static void block_rows(const Ctx *x, Work *w, int64_t ra, int64_t rb, ChunkFn f,
  * task's buffer, f as block_rows calls it (every column of nr rows):
  * a call per row cost more than the row's arithmetic (rowSums of a
  * fused n x 2 expression, 11 ns a row). */
+static bool by_dense_rows(const Ctx *x) { return !x->sparse && !x->anycz && x->cols <= CH / 2; }
+
 static void dense_rows(const Ctx *x, Work *w, int64_t ra, int64_t rb, ChunkFn f, void *arg)
 {
     const int64_t N = x->cols, RC = BR_MAX(1, CH / BR_MAX(N, 1));
@@ -456,8 +454,7 @@ static MB *run_none_dense(const Ctx *x, BrErr *e)
     if (!out || M * N == 0) return out;
     int64_t nnz = 0;
     int bad = 0;
-    bool fail = false, anycz = false;
-    for (int k = 0; k < op->in.n; k++) anycz |= x->cz[k];
+    bool fail = false;
     if (x->flat) {
         int64_t cells = M * N, nch = (cells + CH - 1) / CH, per = 8, ntask = (nch + per - 1) / per;
 #pragma omp parallel for schedule(static) num_threads(threads_for((double)cells, ntask)) reduction(+:nnz) \
@@ -481,7 +478,7 @@ static MB *run_none_dense(const Ctx *x, BrErr *e)
             if (!work_init(x, &w, rb)) { fail = true; work_free(&w); continue; }
             if (x->blk) {
                 none_block(x, &w, ra, rb, out->d);
-            } else if (x->nexp && N <= CH && !anycz) {
+            } else if (x->nexp && N <= CH && !x->anycz) {
                 int64_t RC = BR_MAX(1, CH / BR_MAX(N, 1));
                 for (int64_t r0 = ra; r0 < rb; r0 += RC) {
                     int64_t r1 = BR_MIN(rb, r0 + RC);
@@ -606,8 +603,6 @@ static MB *run_row(const Ctx *x, BrErr *e)
     const SpoofCell *op = x->op;
     int agg = op->agg[0];
     int64_t M = x->rows, N = x->cols;
-    bool anycz = false;
-    for (int k = 0; k < op->in.n; k++) anycz |= x->cz[k];
     MB *out = mb_dense_uninit(M, 1, e);
     if (!out) return NULL;
     const MB *mm = x->sparse ? op->in.m[op->main] : NULL;
@@ -624,7 +619,7 @@ static MB *run_row(const Ctx *x, BrErr *e)
             if (!work_free(&w)) fail = true;
             continue;
         }
-        if (!mm && N <= CH / 2 && (!x->nexp || !anycz)) {
+        if (by_dense_rows(x)) {
             RowAggArg ra = {.agg = agg, .n = N, .out = out->d};
             dense_rows(x, &w, t * R, BR_MIN(M, (t + 1) * R), row_chunk, &ra);
             if (!work_free(&w)) fail = true;
@@ -697,8 +692,6 @@ static MB *run_col(const Ctx *x, BrErr *e)
     const SpoofCell *op = x->op;
     int agg = op->agg[0];
     int64_t M = x->rows, N = x->cols;
-    bool anycz = false;
-    for (int k = 0; k < op->in.n; k++) anycz |= x->cz[k];
     const MB *mm = x->sparse ? op->in.m[op->main] : NULL;
     double cells = mm ? (double)mm->nnz : (double)M * (double)N;
     int64_t nsb = nsuper(cells, M, BR_MAX(1, (int64_t)(4 << 20) / BR_MAX(N, 1)));
@@ -725,7 +718,7 @@ static MB *run_col(const Ctx *x, BrErr *e)
             if (!work_init(x, &w, rb)) { fail = true; work_free(&w); continue; }
             ColPart *p = &parts[b];
             ColAggArg ca = {p, agg};
-            const bool rows = !x->blk && !mm && N <= CH / 2 && (!x->nexp || !anycz);
+            const bool rows = by_dense_rows(x);
             if (x->blk) block_rows(x, &w, ra, rb, col_chunk, &ca);
             if (rows) dense_rows(x, &w, ra, rb, col_chunk, &ca);
             for (int64_t i = ra; i < rb && !x->blk && !rows; i++) {
