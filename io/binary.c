@@ -545,6 +545,47 @@ MB *io_read_binary_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows,
     return bin_done(m, ok, fd, path, e);
 }
 
+struct IoBinRows {
+    IoSysbin *sb;   /* SystemDS's layout, or NULL: braid's */
+    char *path;
+};
+
+IoBinRows *io_binary_rows_open(const char *path, int64_t *rows, int64_t *cols, BrErr *e)
+{
+    IoBinRows *h = calloc(1, sizeof *h);
+    if (!h || !(h->path = strdup(path))) {
+        free(h);
+        br_err(e, BR_ENOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    if (io_sysbin_detect(path)) {
+        if ((h->sb = io_sysbin_open(path, rows, cols, e))) return h;
+    } else {
+        MB *none = io_read_binary_rows(path, 0, 0, rows, cols, e);   /* the header */
+        if (none) {
+            mb_release(none);
+            return h;
+        }
+    }
+    io_binary_rows_close(h);
+    return NULL;
+}
+
+MB *io_binary_rows_read(IoBinRows *h, int64_t r0, int64_t r1, BrErr *e)
+{
+    if (h->sb) return io_sysbin_rows(h->sb, r0, r1, e);
+    int64_t rows, cols;
+    return io_read_binary_rows(h->path, r0, r1, &rows, &cols, e);
+}
+
+void io_binary_rows_close(IoBinRows *h)
+{
+    if (!h) return;
+    io_sysbin_close(h->sb);
+    free(h->path);
+    free(h);
+}
+
 MB *io_read_binary(const char *path, int64_t rows, int64_t cols, BrErr *e)
 {
     if (is_dir(path)) {

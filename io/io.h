@@ -127,6 +127,14 @@ bool io_read_past_budget(bool on);
  * header is checked, only the blocks holding the rows are decoded. The
  * header is checked as by io_read_matrix. NULL with e set on an error. */
 MB *io_read_binary_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows, int64_t *cols, BrErr *e);
+/* The same for several row ranges of one file (a read by blocks, the
+ * compile-time estimate's samples): SystemDS's layout is parsed once at
+ * open, not once per range; braid's reads just the rows' bytes each
+ * time. open: *rows, *cols the matrix's size; NULL with e set. */
+typedef struct IoBinRows IoBinRows;
+IoBinRows *io_binary_rows_open(const char *path, int64_t *rows, int64_t *cols, BrErr *e);
+MB *io_binary_rows_read(IoBinRows *h, int64_t r0, int64_t r1, BrErr *e);
+void io_binary_rows_close(IoBinRows *h);
 
 /* Format names: "binary" and "sysds-binary" are SystemDS's binary-block
  * layout, "braid-binary" braid's own; a read of any of the three takes

@@ -270,6 +270,13 @@ int io_parts_open(IoOut *d, const char *dir, int idx, BrErr *e);
 MB *io_read_sysbin(const char *path, int64_t rows, int64_t cols, BrErr *e);
 /* rows [r0, r1) of such a file or folder (io_read_binary_rows) */
 MB *io_read_sysbin_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows, int64_t *cols, BrErr *e);
+/* Such a file or folder opened for several row ranges (IoBinRows): its
+ * records parsed and checked once, the files kept mapped; *rows, *cols
+ * the matrix's size (the .mtd's where there is one) */
+typedef struct IoSysbin IoSysbin;
+IoSysbin *io_sysbin_open(const char *path, int64_t *rows, int64_t *cols, BrErr *e);
+MB *io_sysbin_rows(IoSysbin *h, int64_t r0, int64_t r1, BrErr *e);
+void io_sysbin_close(IoSysbin *h);
 /* writes m's rows [lo, hi) in SystemDS's layout with blen x blen blocks
  * (1000 when < 1), as rows row0+lo.. of a larger matrix (a part file;
  * row0+lo a multiple of blen); whole: the file is the whole matrix (one

@@ -427,91 +427,162 @@ bool io_sysbin_detect(const char *path)
     return yes;
 }
 
-/* The matrix's rows [r0, r1) (clipped); *orows, *ocols (may be NULL)
- * receive the whole matrix's size. Every block's record is checked, but
- * only the blocks that hold rows of the range are decoded. */
-static MB *sysbin_read(const char *path, int64_t rows, int64_t cols, int64_t r0, int64_t r1, int64_t *orows,
-                       int64_t *ocols, BrErr *e)
+/* An opened file or folder: every record's header parsed and checked
+ * once (the files stay mapped), so that several row ranges (the
+ * compile-time estimate's samples, a read by blocks) decode only their
+ * blocks; each read of the whole file walked every record again, one
+ * page fault per block on this project's virtual machine. */
+struct IoSysbin {
+    char **files;   /* a folder's part files, or NULL */
+    char *single[2];
+    char **list;
+    size_t nf;
+    uint8_t **bufs;
+    size_t *lens;
+    bool *maps;
+    SbBlock *blocks;
+    size_t nb;
+    int64_t rows, cols, blen;
+    char *path;
+};
+
+void io_sysbin_close(IoSysbin *h)
 {
-    char **files = NULL, *single[2] = {(char *)path, NULL};
-    bool dir = is_folder(path);
-    if (dir && !(files = part_files(path, e))) return NULL;
-    char **list = dir ? files : single;
-    size_t nf = 0;
-    while (list[nf]) nf++;
-    uint8_t **bufs = calloc(nf ? nf : 1, sizeof *bufs);
-    size_t *lens = calloc(nf ? nf : 1, sizeof *lens);
-    bool *maps = calloc(nf ? nf : 1, sizeof *maps);
-    SbBlock *blocks = NULL;
-    size_t nb = 0, cap = 0;
-    MB *m = NULL;
-    int64_t *fill = NULL;
-    SbRead r = {.e = e};
-    if (!bufs || !lens || !maps) {
+    if (!h) return;
+    free(h->blocks);
+    if (h->bufs)
+        for (size_t i = 0; i < h->nf; i++) unslurp(h->bufs[i], h->lens[i], h->maps[i]);
+    free(h->bufs);
+    free(h->lens);
+    free(h->maps);
+    if (h->files) {
+        for (char **p = h->files; *p; p++) free(*p);
+        free(h->files);
+    }
+    free(h->path);
+    free(h);
+}
+
+/* rows, cols: the .mtd's sizes (-1: from the blocks) */
+static IoSysbin *sb_open(const char *path, int64_t rows, int64_t cols, BrErr *e)
+{
+    IoSysbin *h = calloc(1, sizeof *h);
+    if (!h || !(h->path = strdup(path))) {
+        free(h);
         br_err(e, BR_ENOMEM, "%s: out of memory", path);
-        goto done;
+        return NULL;
+    }
+    h->single[0] = h->path;
+    bool dir = is_folder(path);
+    if (dir && !(h->files = part_files(path, e))) goto fail;
+    h->list = dir ? h->files : h->single;
+    while (h->list[h->nf]) h->nf++;
+    size_t nf = h->nf, cap = 0;
+    h->bufs = calloc(nf ? nf : 1, sizeof *h->bufs);
+    h->lens = calloc(nf ? nf : 1, sizeof *h->lens);
+    h->maps = calloc(nf ? nf : 1, sizeof *h->maps);
+    SbRead r = {.e = e};
+    if (!h->bufs || !h->lens || !h->maps) {
+        br_err(e, BR_ENOMEM, "%s: out of memory", path);
+        goto fail;
     }
     for (size_t i = 0; i < nf; i++) {
         size_t n = 0;
-        if (slurp(list[i], &bufs[i], &n, &maps[i], e)) goto done;
-        lens[i] = n;
-        r = (SbRead){.path = list[i], .p = bufs[i], .n = n, .pos = 0, .e = e};
-        if (sb_parse(&r, (int)i, &blocks, &nb, &cap)) goto done;
+        if (slurp(h->list[i], &h->bufs[i], &n, &h->maps[i], e)) goto fail;
+        h->lens[i] = n;
+        r = (SbRead){.path = h->list[i], .p = h->bufs[i], .n = n, .pos = 0, .e = e};
+        if (sb_parse(&r, (int)i, &h->blocks, &h->nb, &cap)) goto fail;
     }
     /* the block size, the extent, duplicates */
-    int64_t blen = 1, er = 0, ec = 0, nnz = 0;
+    SbBlock *blocks = h->blocks;
+    size_t nb = h->nb;
+    int64_t blen = 1, er = 0, ec = 0;
     for (size_t i = 0; i < nb; i++) blen = BR_MAX(blen, BR_MAX(blocks[i].rlen, blocks[i].clen));
     if (nb) qsort(blocks, nb, sizeof *blocks, cmp_block);   /* none: a 0x0 matrix */
     for (size_t i = 0; i < nb; i++) {
         SbBlock *b = &blocks[i];
-        r = (SbRead){.path = list[b->file], .pos = b->off, .e = e};
+        r = (SbRead){.path = h->list[b->file], .pos = b->off, .e = e};
         if (i && !cmp_block(b, b - 1)) {
             sb_fail(&r, "block given twice");
-            goto done;
+            goto fail;
         }
         if ((b->rb - 1) > (INT64_MAX - blen) / blen || (b->cb - 1) > (INT64_MAX - blen) / blen) {
             sb_fail(&r, "block index out of range");
-            goto done;
+            goto fail;
         }
         er = BR_MAX(er, (b->rb - 1) * blen + b->rlen);
         ec = BR_MAX(ec, (b->cb - 1) * blen + b->clen);
-        nnz += b->type == 3 ? (int64_t)b->rlen * b->clen : b->nnz;   /* dense: an upper bound */
     }
     if (rows < 0) rows = er;
     if (cols < 0) cols = ec;
     if (er > rows || ec > cols) {
         br_err(e, BR_EDIM, "%s: dimension mismatch: the blocks reach %lldx%lld, the .mtd or read() arguments "
                "say %lldx%lld", path, (long long)er, (long long)ec, (long long)rows, (long long)cols);
-        goto done;
+        goto fail;
     }
     if (cols > INT32_MAX) {
         br_err(e, BR_EDIM, "%s: %lld columns (at most %d)", path, (long long)cols, INT32_MAX);
-        goto done;
+        goto fail;
     }
     /* a block not on the grid: smaller than blen though not the last */
     for (size_t i = 0; i < nb; i++) {
         SbBlock *b = &blocks[i];
         int64_t wr = BR_MIN(blen, rows - (b->rb - 1) * blen), wc = BR_MIN(blen, cols - (b->cb - 1) * blen);
         if (b->rlen != wr || b->clen != wc) {
-            r = (SbRead){.path = list[b->file], .pos = b->off, .e = e};
+            r = (SbRead){.path = h->list[b->file], .pos = b->off, .e = e};
             sb_fail(&r, "block not on the block grid of the matrix");
-            goto done;
+            goto fail;
         }
     }
+    h->rows = rows;
+    h->cols = cols;
+    h->blen = blen;
+    return h;
+fail:
+    io_sysbin_close(h);
+    return NULL;
+}
+
+IoSysbin *io_sysbin_open(const char *path, int64_t *rows, int64_t *cols, BrErr *e)
+{
+    IoMeta m;
+    bool found = false;
+    if (io_read_mtd(path, &m, &found, e)) return NULL;
+    IoSysbin *h = sb_open(path, found ? m.rows : -1, found ? m.cols : -1, e);
+    if (h) {
+        *rows = h->rows;
+        *cols = h->cols;
+    }
+    return h;
+}
+
+/* The matrix's rows [r0, r1) (clipped): only the blocks that hold rows
+ * of the range are decoded. */
+MB *io_sysbin_rows(IoSysbin *h, int64_t r0, int64_t r1, BrErr *e)
+{
+    const char *path = h->path;
+    int64_t rows = h->rows, cols = h->cols, blen = h->blen;
     /* the row range: only its blocks are decoded */
     int64_t R0 = BR_MAX(0, BR_MIN(r0, rows)), R1 = BR_MAX(R0, BR_MIN(r1, rows)), nr = R1 - R0;
-    if (orows) *orows = rows;
-    if (ocols) *ocols = cols;
     size_t keep = 0;
-    nnz = 0;
-    for (size_t i = 0; i < nb; i++) {
-        SbBlock *b = &blocks[i];
+    int64_t nnz = 0;
+    SbBlock *blocks = malloc((h->nb ? h->nb : 1) * sizeof *blocks);
+    MB *m = NULL;
+    int64_t *fill = NULL;
+    SbRead r = {.e = e};
+    if (!blocks) {
+        br_err(e, BR_ENOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    for (size_t i = 0; i < h->nb; i++) {
+        const SbBlock *b = &h->blocks[i];
         int64_t top = (b->rb - 1) * blen;
         if (top >= R1 || top + b->rlen <= R0) continue;
         nnz += b->type == 3 ? (int64_t)b->rlen * b->clen : b->nnz;
         blocks[keep++] = *b;
     }
-    nb = keep;
+    size_t nb = keep;
+    char **list = h->list;
     /* the extent comes from the blocks' indices and sizes, which a short
      * file can set to anything: the matrix must fit the memory budget
      * before anything of its size is allocated or walked */
@@ -596,45 +667,29 @@ static MB *sysbin_read(const char *path, int64_t rows, int64_t cols, int64_t r0,
         free(tw);
     }
     free(fill);
-    fill = NULL;
     free(blocks);
-    blocks = NULL;
-    for (size_t i = 0; i < nf; i++) unslurp(bufs[i], lens[i], maps[i]);
-    free(bufs);
-    free(lens);
-    free(maps);
-    if (files) {
-        for (char **p = files; *p; p++) free(*p);
-        free(files);
-    }
     return mb_examine(m, e) ? (mb_release(m), NULL) : m;
 done:
     mb_release(m);
     free(fill);
     free(blocks);
-    if (bufs)
-        for (size_t i = 0; i < nf; i++) unslurp(bufs[i], lens[i], maps[i]);
-    free(bufs);
-    free(lens);
-    free(maps);
-    if (files) {
-        for (char **p = files; *p; p++) free(*p);
-        free(files);
-    }
     return NULL;
 }
 
 MB *io_read_sysbin(const char *path, int64_t rows, int64_t cols, BrErr *e)
 {
-    return sysbin_read(path, rows, cols, 0, INT64_MAX, NULL, NULL, e);
+    IoSysbin *h = sb_open(path, rows, cols, e);
+    MB *m = h ? io_sysbin_rows(h, 0, INT64_MAX, e) : NULL;
+    io_sysbin_close(h);
+    return m;
 }
 
 MB *io_read_sysbin_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows, int64_t *cols, BrErr *e)
 {
-    IoMeta m;
-    bool found = false;
-    if (io_read_mtd(path, &m, &found, e)) return NULL;
-    return sysbin_read(path, found ? m.rows : -1, found ? m.cols : -1, r0, r1, rows, cols, e);
+    IoSysbin *h = io_sysbin_open(path, rows, cols, e);
+    MB *m = h ? io_sysbin_rows(h, r0, r1, e) : NULL;
+    io_sysbin_close(h);
+    return m;
 }
 
 /* ---- writing: SystemDS's layout, one sequence file (a whole matrix or

@@ -254,11 +254,7 @@ static int read_past(Rt *rt, const Instr *in, Value *regs, Value *out, BrErr *e)
     return got <= br_mem_budget() ? 0 : over_budget(in, regs, cm, raw, got, e);
 }
 
-static MB *bin_rows(void *arg, int64_t r0, int64_t r1, BrErr *e)
-{
-    int64_t rows, cols;
-    return io_read_binary_rows((const char *)arg, r0, r1, &rows, &cols, e);
-}
+static MB *bin_rows(void *arg, int64_t r0, int64_t r1, BrErr *e) { return io_binary_rows_read((IoBinRows *)arg, r0, r1, e); }
 
 static MB *csv_rows(void *arg, int64_t r0, int64_t r1, BrErr *e) { return io_csv_rows((IoCsvRows *)arg, r0, r1, e); }
 static MB *cell_rows(void *arg, int64_t r0, int64_t r1, BrErr *e) { return io_cell_rows((IoCellRows *)arg, r0, r1, e); }
@@ -322,14 +318,21 @@ static int read_bin(Rt *rt, const Instr *in, Value *regs, const IoReadPlan *p, c
     const char *path = regs[in->in[0]].s->s;
     int64_t n, m;
     BrErr pe = {0};
-    MB *none = io_read_binary_rows(path, 0, 0, &n, &m, &pe);
-    if (!none) return 0;   /* the whole read reports it */
+    IoBinRows *h = io_binary_rows_open(path, &n, &m, &pe);
+    MB *none = h ? io_binary_rows_read(h, 0, 0, &pe) : NULL;
+    if (!none) {
+        io_binary_rows_close(h);
+        return 0;   /* the whole read reports it */
+    }
     bool flat = none->cmb == NULL;
     mb_release(none);
-    if (!flat || (p->rows >= 0 && p->rows != n) || (p->cols >= 0 && p->cols != m) || n < 2 || m < 1) return 0;
     double raw = mb_est_size(n, m, p->nnz >= 0 ? p->nnz : n * m);
-    if (raw <= br_mem_budget()) return 0;
-    return read_blocks(rt, in, regs, p, bin_rows, (void *)path, n, m, e);
+    int rc = 0;
+    if (flat && (p->rows < 0 || p->rows == n) && (p->cols < 0 || p->cols == m) && n >= 2 && m >= 1 &&
+        raw > br_mem_budget())
+        rc = read_blocks(rt, in, regs, p, bin_rows, h, n, m, e);
+    io_binary_rows_close(h);
+    return rc;
 }
 
 /* A csv file (or folder of parts), read as a dense block: by blocks of
@@ -487,12 +490,16 @@ bool cla_rt_est_file(const char *path, const IoReadOpts *ro, bool force, ClaFile
         int64_t want = (int64_t)BR_MIN(16384.0, BR_MAX(256.0, 4e6 / (8.0 * (double)m))) / est_div;
         want = BR_MIN(n, BR_MAX(want, 32));
         int parts = (int)BR_MIN((int64_t)CLA_EST_PARTS, want);
+        int64_t rr, cc;
+        IoBinRows *h = io_binary_rows_open(path, &rr, &cc, &e);   /* SystemDS's layout parsed once */
+        bad = !h || cc != m || rr != n;
         for (int k = 0; k < parts && !bad; k++) {
-            int64_t len = want / parts + (k < want % parts), r0 = parts == 1 ? 0 : (n - len) * k / (parts - 1), rr, cc;
-            MB *b = io_read_binary_rows(path, r0, r0 + len, &rr, &cc, &e);
-            if (!b || b->cmb || cc != m || rr != n) { bad = true; mb_release(b); break; }
+            int64_t len = want / parts + (k < want % parts), r0 = parts == 1 ? 0 : (n - len) * k / (parts - 1);
+            MB *b = io_binary_rows_read(h, r0, r0 + len, &e);
+            if (!b || b->cmb) { bad = true; mb_release(b); break; }
             piece[np++] = b;
         }
+        io_binary_rows_close(h);
     } else {
         IoMmHead mh;
         if (mm && (io_mm_head(path, n, m, &mh, &e) || !mh.coord || mh.sym != 0)) return false;
