@@ -2,7 +2,8 @@
  * reader (compiled with -DREADER=R_TEXT, R_MM, R_CSV, R_LIBSVM, R_BINARY,
  * R_FRAME (csv), R_MTD, R_CONFIG or R_FRAMEBIN (binary frames: SystemDS's
  * FrameBlock sequence files, io/sysframe.c, and braid's own) by
- * fuzz/run.sh). The input becomes a file
+ * fuzz/run.sh; R_BINARY also reads three row ranges through one
+ * io_binary_rows_open). The input becomes a file
  * (R_MTD: the .mtd of a small valid data file) that the reader must read
  * into a valid block or reject with an error naming the file; nothing may
  * crash, leak, trip a sanitizer or allocate beyond BRAID_MEM_BUDGET,
@@ -111,6 +112,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                 [R_BINARY] = "binary"};
     put(path, data, size);
     read_matrix(fmt[READER]);
+    if (READER == R_BINARY) {
+        /* row ranges through one opened file (io_binary_rows_open: the
+         * compressed-size estimate's samples, a read by blocks) */
+        int64_t rows = 0, cols = 0;
+        BrErr e = {0};
+        IoBinRows *h = io_binary_rows_open(path, &rows, &cols, &e);
+        if (!h) check_err(&e, path);
+        for (int k = 0; h && k < 3; k++) {
+            int64_t r0 = rows / 3 * k, r1 = k == 2 ? INT64_MAX : r0 + 1 + rows / 5;
+            br_err_clear(&e);
+            MB *m = io_binary_rows_read(h, r0, r1, &e);
+            if (m) {
+                if (!mb_valid(m, true)) abort();
+                mb_release(m);
+            } else {
+                check_err(&e, path);
+            }
+        }
+        io_binary_rows_close(h);
+    }
 #endif
     unlink(path);
     unlink(mtd);
