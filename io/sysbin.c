@@ -269,6 +269,21 @@ typedef struct SbFill {
 
 static bool outside(const SbFill *f, int64_t r) { return f->r0 + r < 0 || f->r0 + r >= f->m->rows; }
 
+/* A dense block (type 3, its length checked by sb_parse) into a dense m:
+ * each of its rows inside m decoded in one loop, every value as stored
+ * (a -0 stays -0, as SystemDS's dense read keeps it; sb_cells with
+ * put_dense stored only the values != 0, so it read -0 as +0). A call
+ * per cell was about 7 ns, a third of a whole read of a dense file. */
+static void sb_dense_rows(const SbBlock *b, const SbFill *f)
+{
+    const int64_t lo = BR_MAX(0, -f->r0), hi = BR_MIN((int64_t)b->rlen, f->m->rows - f->r0);
+    for (int64_t i = lo; i < hi; i++) {
+        const uint8_t *p = b->body + (size_t)(i * b->clen) * 8;
+        double *d = f->m->d + (f->r0 + i) * f->m->cols + f->c0;
+        for (int64_t j = 0; j < b->clen; j++) d[j] = bedbl(p + 8 * j);
+    }
+}
+
 static int put_dense(void *ctx, int64_t r, int64_t c, double v)
 {
     SbFill *f = ctx;
@@ -602,7 +617,8 @@ MB *io_sysbin_rows(IoSysbin *h, int64_t r0, int64_t r1, BrErr *e)
         for (size_t i = 0; i < nb; i++) {
             SbFill f = {m, (blocks[i].rb - 1) * blen - R0, (blocks[i].cb - 1) * blen, NULL};
             r = (SbRead){.path = list[blocks[i].file], .pos = blocks[i].off, .e = e};
-            if (sb_cells(&r, &blocks[i], put_dense, &f)) goto done;
+            if (blocks[i].type == 3) sb_dense_rows(&blocks[i], &f);
+            else if (sb_cells(&r, &blocks[i], put_dense, &f)) goto done;
         }
         m->nnz = 0;
         for (int64_t k = 0; k < nr * cols; k++) m->nnz += m->d[k] != 0;

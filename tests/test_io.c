@@ -287,6 +287,35 @@ static void round_trip(const MB *m, const Fmt *f, int64_t chunk, const char *wha
     if (io_fmt_anybin(f->format)) binary_ranges(path, m, what, f->name);
 }
 
+/* -0 in a dense block of SystemDS's layout (and braid's) reads back as
+ * -0, as SystemDS's dense read keeps it; in a sparse result it is a zero
+ * like any other */
+static void test_signed_zero(void)
+{
+    static const char *fs[] = {"binary", "braid-binary"};
+    for (int k = 0; k < 2; k++) {
+        BrErr e = {0};
+        MB *m = mb_dense(40, 3, &e);
+        for (int64_t i = 0; i < 120; i++) m->d[i] = (double)(i + 1);
+        m->d[4] = -0.0;
+        m->d[117] = -0.0;
+        mb_recount_nnz(m);
+        IoWriteOpts wo;
+        io_write_opts_init(&wo);
+        wo.format = fs[k];
+        wo.blocksize = 7;
+        const char *path = P("negzero");
+        T_CHECK(io_write_matrix(path, m, &wo, &e) == 0, "%s -0: write: %s", fs[k], e.msg);
+        IoReadOpts ro;
+        io_read_opts_init(&ro);
+        MB *r = io_read_matrix(path, &ro, &e);
+        T_CHECK(r && !r->sparse && signbit(mb_get(r, 1, 1)) && signbit(mb_get(r, 39, 0)) &&
+                r->nnz == 118 && mb_equal(r, m, 0), "%s -0: read back %s", fs[k], e.msg);
+        mb_release(r);
+        mb_release(m);
+    }
+}
+
 static void test_round_trips(void)
 {
     int64_t shapes[][2] = {{0, 5}, {5, 0}, {0, 0}, {1, 1}, {7, 1}, {1, 9}, {120, 4}, {4, 90}};
@@ -1182,6 +1211,7 @@ int main(void)
     test_numbers();
     crowded_io();
     test_round_trips();
+    test_signed_zero();
     test_conformance_data();
     test_bad_files();
     test_reliability();
