@@ -548,6 +548,7 @@ MB *io_read_binary_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows,
 struct IoBinRows {
     IoSysbin *sb;   /* SystemDS's layout, or NULL: braid's */
     char *path;
+    bool cmb;       /* braid's layout holding a compressed block */
 };
 
 IoBinRows *io_binary_rows_open(const char *path, int64_t *rows, int64_t *cols, BrErr *e)
@@ -563,6 +564,7 @@ IoBinRows *io_binary_rows_open(const char *path, int64_t *rows, int64_t *cols, B
     } else {
         MB *none = io_read_binary_rows(path, 0, 0, rows, cols, e);   /* the header */
         if (none) {
+            h->cmb = none->cmb != NULL;
             mb_release(none);
             return h;
         }
@@ -577,6 +579,8 @@ MB *io_binary_rows_read(IoBinRows *h, int64_t r0, int64_t r1, BrErr *e)
     int64_t rows, cols;
     return io_read_binary_rows(h->path, r0, r1, &rows, &cols, e);
 }
+
+bool io_binary_rows_cmb(const IoBinRows *h) { return h->cmb; }
 
 void io_binary_rows_close(IoBinRows *h)
 {

@@ -134,6 +134,9 @@ MB *io_read_binary_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows,
 typedef struct IoBinRows IoBinRows;
 IoBinRows *io_binary_rows_open(const char *path, int64_t *rows, int64_t *cols, BrErr *e);
 MB *io_binary_rows_read(IoBinRows *h, int64_t r0, int64_t r1, BrErr *e);
+/* whether the file holds a compressed block (braid's layout; its ranges
+ * are decompressed from the whole block) */
+bool io_binary_rows_cmb(const IoBinRows *h);
 void io_binary_rows_close(IoBinRows *h);
 
 /* Format names: "binary" and "sysds-binary" are SystemDS's binary-block

@@ -254,7 +254,10 @@ static int read_past(Rt *rt, const Instr *in, Value *regs, Value *out, BrErr *e)
     return got <= br_mem_budget() ? 0 : over_budget(in, regs, cm, raw, got, e);
 }
 
-static MB *bin_rows(void *arg, int64_t r0, int64_t r1, BrErr *e) { return io_binary_rows_read((IoBinRows *)arg, r0, r1, e); }
+static MB *bin_rows(void *arg, int64_t r0, int64_t r1, BrErr *e)
+{
+    return io_binary_rows_read((IoBinRows *)arg, r0, r1, e);
+}
 
 static MB *csv_rows(void *arg, int64_t r0, int64_t r1, BrErr *e) { return io_csv_rows((IoCsvRows *)arg, r0, r1, e); }
 static MB *cell_rows(void *arg, int64_t r0, int64_t r1, BrErr *e) { return io_cell_rows((IoCellRows *)arg, r0, r1, e); }
@@ -319,17 +322,11 @@ static int read_bin(Rt *rt, const Instr *in, Value *regs, const IoReadPlan *p, c
     int64_t n, m;
     BrErr pe = {0};
     IoBinRows *h = io_binary_rows_open(path, &n, &m, &pe);
-    MB *none = h ? io_binary_rows_read(h, 0, 0, &pe) : NULL;
-    if (!none) {
-        io_binary_rows_close(h);
-        return 0;   /* the whole read reports it */
-    }
-    bool flat = none->cmb == NULL;
-    mb_release(none);
+    if (!h) return 0;   /* the whole read reports it */
     double raw = mb_est_size(n, m, p->nnz >= 0 ? p->nnz : n * m);
     int rc = 0;
-    if (flat && (p->rows < 0 || p->rows == n) && (p->cols < 0 || p->cols == m) && n >= 2 && m >= 1 &&
-        raw > br_mem_budget())
+    if (!io_binary_rows_cmb(h) && (p->rows < 0 || p->rows == n) && (p->cols < 0 || p->cols == m) && n >= 2 &&
+        m >= 1 && raw > br_mem_budget())
         rc = read_blocks(rt, in, regs, p, bin_rows, h, n, m, e);
     io_binary_rows_close(h);
     return rc;
