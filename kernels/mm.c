@@ -1099,13 +1099,13 @@ static MB *tl_sd_dense(const MB *a, const MB *b, BrErr *e)
     MB *r = mb_dense(m, n, e);
     if (!r) return NULL;
     int T = nthreads_for((double)a->nnz * (double)n);
-    int nr = T > 1 ? T * 4 : 1;
+    int nr = T;
     int64_t *wgt = br_calloc((size_t)m, sizeof(int64_t));
     int64_t *bounds = br_malloc((size_t)(nr + 1) * sizeof(int64_t));
     if (!wgt || !bounds) { free(wgt); free(bounds); mb_release(r); return oom(e); }
     for (int64_t p = 0; p < a->nnz; p++) wgt[a->ci[p]]++;
     split_weighted(wgt, m, nr, bounds);
-    #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
+    #pragma omp parallel for num_threads(T) schedule(static, 1) if (T > 1)
     for (int g = 0; g < nr; g++) {
         int64_t i0 = bounds[g], i1 = bounds[g + 1];
         if (i0 == i1) continue;
@@ -1173,12 +1173,14 @@ static MB *tl_sd_narrow(const MB *a, const MB *b, BrErr *e)
  * fixed blocks (their count depends on k only), each summed into its own
  * m x n partial; the partials are added in block order, so results do not
  * depend on the thread count. */
-#define TLS_CELLS 4096
+#define TLS_CELLS 65536
 #define TLS_BLOCKS 256
+#define TLS_PART_CELLS (1 << 20)
 static MB *tl_sd_small(const MB *a, const MB *b, BrErr *e)
 {
     int64_t k = a->rows, m = a->cols, n = b->cols, cells = m * n;
     int64_t rows = BR_MAX((int64_t)4096, (k + TLS_BLOCKS - 1) / TLS_BLOCKS);
+    rows = BR_MAX(rows, (k + TLS_PART_CELLS / cells - 1) / BR_MAX(TLS_PART_CELLS / cells, 1));
     int64_t nb = (k + rows - 1) / rows;
     MB *r = mb_dense(m, n, e);
     double *part = br_calloc((size_t)(nb * cells), sizeof(double));
@@ -1383,26 +1385,39 @@ static MB *tsmm_dense(const MB *x, bool left, BrErr *e)
 
 /* t(x) %*% x for sparse x into a dense n x n: the upper triangle by ranges
  * of output rows (each range scans all rows of x, summing each cell in row
- * order), then mirrored. Ranges are balanced by the work per column. */
+ * order), then mirrored. One range a thread, balanced by the work per
+ * column: a range's scan of x costs about 20 ns a row that has cells in
+ * it (the row's tests and loop exits mispredict), so more ranges than
+ * threads cost more than their balance gains (500,000 x 1000 at 1%, 2
+ * threads: 8 ranges 70-85 ms, 2 ranges 34 ms; docs/perf.md "Sparse
+ * t(X) %*% X"). The work per column is counted by fixed row groups in
+ * parallel (integer sums, so any order). */
 static MB *tsmm_sparse_left_dense(const MB *x, BrErr *e)
 {
     int64_t m = x->rows, n = x->cols;
     MB *r = mb_dense(n, n, e);
     if (!r) return NULL;
-    int64_t *wgt = br_calloc((size_t)n, sizeof(int64_t));
     double work = 0;
-    if (!wgt) { mb_release(r); return oom(e); }
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t p = x->rp[i]; p < x->rp[i + 1]; p++) {
-            wgt[x->ci[p]] += x->rp[i + 1] - p;
-            work += (double)(x->rp[i + 1] - p);
-        }
+    for (int64_t i = 0; i < m; i++) {
+        const double c = (double)(x->rp[i + 1] - x->rp[i]);
+        work += c * (c + 1) / 2;
+    }
     int T = nthreads_for(work);
-    int nr = T > 1 ? T * 4 : 1;
-    int64_t *bounds = br_malloc((size_t)(nr + 1) * sizeof(int64_t));
-    if (!bounds) { free(wgt); mb_release(r); return oom(e); }
+    int64_t *wgt = br_calloc((size_t)n * (size_t)T, sizeof(int64_t));
+    int64_t *bounds = br_malloc((size_t)(T + 1) * sizeof(int64_t));
+    if (!wgt || !bounds) { free(wgt); free(bounds); mb_release(r); return oom(e); }
+    #pragma omp parallel num_threads(T) if (T > 1)
+    {
+        int64_t *w = wgt + (int64_t)omp_get_thread_num() * n;
+        #pragma omp for schedule(static)
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t p = x->rp[i]; p < x->rp[i + 1]; p++) w[x->ci[p]] += x->rp[i + 1] - p;
+    }
+    for (int t = 1; t < T; t++)
+        for (int64_t j = 0; j < n; j++) wgt[j] += wgt[t * n + j];
+    const int nr = T;
     split_weighted(wgt, n, nr, bounds);
-    #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
+    #pragma omp parallel for num_threads(T) schedule(static, 1) if (T > 1)
     for (int g = 0; g < nr; g++) {
         int64_t j0 = bounds[g], j1 = bounds[g + 1];
         if (j0 == j1) continue;

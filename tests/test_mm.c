@@ -304,6 +304,10 @@ static void test_skinny(void)
     static const struct { int64_t k, m, n; double sp; } tl[] = {
         {10000, 5, 10, 0}, {70001, 5, 10, 0}, {9000, 64, 32, 0.05}, {5000, 1, 9, 0.3},
         {20000, 3, 12, 0.001}, {3, 5, 10, 0.5},
+        /* past 4096 cells (fixed blocks of rows, their partials up to
+         * TLS_PART_CELLS), past 65536 (ranges of output rows, one a
+         * thread) */
+        {30000, 100, 60, 0.02}, {3000, 400, 200, 0.05},
     };
     for (size_t c = 0; c < sizeof tl / sizeof *tl; c++) {
         MB *a;
@@ -578,7 +582,7 @@ static void test_tsmm(void)
             MB *xd = gen(m, n, SPS[sp], false, 7000 + s * 10 + sp);
             MB *xs = mb_to_sparse(xd, &(BrErr){0});
             MB *xt = ref_t(xd);
-            MB *refl = ref_mm(xd, true, xd), *refr = ref_mm(xd, false, xt);
+            MB *refl = ref_mm(xd, true, xd), *refr = ref_mm(xd, false, xt), *l1 = NULL, *r1 = NULL;
             for (int fmt = 0; fmt < 2; fmt++)
                 for (int th = 1; th <= 2; th++) {
                     br_set_threads(th);
@@ -597,8 +601,15 @@ static void test_tsmm(void)
                         for (int64_t j = 0; j < i; j++)
                             if (mb_get(l, i, j) != mb_get(l, j, i)) { sym = false; break; }
                     T_CHECK(sym, "tsmm left symmetric %dx%d fmt %d", (int)m, (int)n, fmt);
+                    /* a sparse x: each cell summed in row order, whatever
+                     * the thread count */
+                    if (fmt == 1 && th == 1) { l1 = l; r1 = r; continue; }
+                    if (fmt == 1)
+                        T_CHECK(l && r && mb_equal(l, l1, 0) && mb_equal(r, r1, 0),
+                                "tsmm sparse %dx%d sp %g thread-independent", (int)m, (int)n, SPS[sp]);
                     mb_release(l); mb_release(r);
                 }
+            mb_release(l1); mb_release(r1);
             mb_release(xd); mb_release(xs); mb_release(xt);
             mb_release(refl); mb_release(refr);
         }
