@@ -276,6 +276,12 @@ typedef struct KSpLeaf {
      * r1) in order (every level the same bits) */
     void (*tmv_rows)(const int64_t *rp, const int32_t *ci, const double *v, const double *q, int64_t r0,
                      int64_t r1, double *acc);
+    /* t(A) %*% B's rows [i0, i1) over A's rows [l0, l1) (CSR arrays rp,
+     * ci, v; B dense with n columns, row l at b + l * n): acc[(ci[p] -
+     * i0) * n + j] += v[p] * b[l * n + j] for j < n, the values p with
+     * i0 <= ci[p] < i1 in row order (every level the same bits) */
+    void (*tsd_rows)(const int64_t *rp, const int32_t *ci, const double *v, const double *b, int64_t n,
+                     int64_t l0, int64_t l1, int64_t i0, int64_t i1, double *acc);
 } KSpLeaf;
 extern const KSpLeaf k_sp_leaf_generic, k_sp_leaf_avx2, k_sp_leaf_avx512;
 

@@ -1109,47 +1109,20 @@ static MB *tl_sd_dense(const MB *a, const MB *b, BrErr *e)
     for (int g = 0; g < nr; g++) {
         int64_t i0 = bounds[g], i1 = bounds[g + 1];
         if (i0 == i1) continue;
-        for (int64_t l = 0; l < k; l++) {
-            int64_t lo = a->rp[l], hi = a->rp[l + 1];
-            if (lo == hi || a->ci[hi - 1] < i0 || a->ci[lo] >= i1) continue;
-            const double *br = b->d + l * n;
-            for (int64_t p = mb_csr_lower(a->ci, lo, hi, i0); p < hi && a->ci[p] < i1; p++) {
-                double av = a->v[p];
-                double *row = r->d + (int64_t)a->ci[p] * n;
-                for (int64_t j = 0; j < n; j++) row[j] += av * br[j];
-            }
-        }
+        k_leaves(k_isa())->sp->tsd_rows(a->rp, a->ci, a->v, b->d, n, 0, k, i0, i1, r->d + i0 * n);
     }
     free(wgt);
     free(bounds);
     return mm_finish(r, e);
 }
 
-/* t(a) %*% b for dense a (k x m), sparse b (k x n) into a dense m x n,
- * parallel over ranges of output rows. */
-static MB *tl_ds_dense(const MB *a, const MB *b, BrErr *e)
+/* t(p), released p; NULL passes through (p's error set). */
+static MB *transposed(MB *p, BrErr *e)
 {
-    int64_t k = a->rows, m = a->cols, n = b->cols;
-    MB *r = mb_dense(m, n, e);
-    if (!r) return NULL;
-    int T = nthreads_for((double)k * (double)m + (double)b->nnz * (double)m / (double)k);
-    int nr = (int)BR_MIN((int64_t)(T > 1 ? T * 4 : 1), m);
-    #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
-    for (int g = 0; g < nr; g++) {
-        int64_t i0 = g * m / nr, i1 = (g + 1) * m / nr;
-        for (int64_t l = 0; l < k; l++) {
-            int64_t lo = b->rp[l], hi = b->rp[l + 1];
-            if (lo == hi) continue;
-            const double *ar = a->d + l * m;
-            for (int64_t i = i0; i < i1; i++) {
-                double av = ar[i];
-                if (av == 0) continue;
-                double *row = r->d + i * n;
-                for (int64_t q = lo; q < hi; q++) row[b->ci[q]] += av * b->v[q];
-            }
-        }
-    }
-    return mm_finish(r, e);
+    if (!p) return NULL;
+    MB *r = p->sparse ? sp_transpose(p, e) : dense_transpose(p, e);
+    mb_release(p);
+    return r ? mm_finish(r, e) : NULL;
 }
 
 /* t(a) %*% b for sparse a and a dense b of few columns (t(X) %*% v) as
@@ -1161,10 +1134,7 @@ static MB *tl_sd_narrow(const MB *a, const MB *b, BrErr *e)
     if (!bt) return NULL;
     MB *p = dense_out(bt, a, ds_row, (double)a->nnz * (double)b->cols, e);
     mb_release(bt);
-    if (!p) return NULL;
-    MB *r = p->sparse ? sp_transpose(p, e) : dense_transpose(p, e);
-    mb_release(p);
-    return mm_finish(r, e);
+    return transposed(p, e);
 }
 
 /* Small outputs of t(a) %*% b for sparse a (k x m) and dense b, m*n <=
@@ -1195,18 +1165,10 @@ static MB *tl_sd_small(const MB *a, const MB *b, BrErr *e)
         for (int64_t g = 0; g < nb; g++)
             L->tmv_rows(a->rp, a->ci, a->v, b->d + g * rows, g * rows, BR_MIN(k, g * rows + rows), part + g * cells);
     } else {
+        const KSpLeaf *L = k_leaves(k_isa())->sp;
         #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
-        for (int64_t g = 0; g < nb; g++) {
-            double *acc = part + g * cells;
-            for (int64_t l = g * rows, l1 = BR_MIN(k, l + rows); l < l1; l++) {
-                const double *br = b->d + l * n;
-                for (int64_t p = a->rp[l]; p < a->rp[l + 1]; p++) {
-                    double av = a->v[p];
-                    double *row = acc + (int64_t)a->ci[p] * n;
-                    for (int64_t j = 0; j < n; j++) row[j] += av * br[j];
-                }
-            }
-        }
+        for (int64_t g = 0; g < nb; g++)
+            L->tsd_rows(a->rp, a->ci, a->v, b->d, n, g * rows, BR_MIN(k, g * rows + rows), 0, m, part + g * cells);
     }
     for (int64_t g = 0; g < nb; g++)
         for (int64_t c = 0; c < cells; c++) r->d[c] += part[g * cells + c];
@@ -1239,12 +1201,15 @@ static MB *matmul_tl(const MB *a, const MB *b, BrErr *e)
     }
     /* a small output: dense while summing (finish picks the format) */
     if (a->sparse && !b->sparse && m * n <= TLS_CELLS) return tl_sd_small(a, b, e);
+    /* a dense a and a sparse b: t(t(b) %*% a), the sparse side's paths
+     * (one pass over b's values by rows, the output transposed after) */
+    if (!a->sparse && b->sparse && m * n <= TLS_CELLS) return transposed(tl_sd_small(b, a, e), e);
     if (a->sparse != b->sparse) {
         int64_t nc = nonempty_cols(a->sparse ? a : b);
         if (nc < 0) return oom(e);
         if (!mb_should_be_sparse(m, n, nc * (a->sparse ? n : m))) {
-            if (a->sparse && n <= 8) return tl_sd_narrow(a, b, e);
-            return a->sparse ? tl_sd_dense(a, b, e) : tl_ds_dense(a, b, e);
+            if (a->sparse) return n <= 8 ? tl_sd_narrow(a, b, e) : tl_sd_dense(a, b, e);
+            return transposed(m <= 8 ? tl_sd_narrow(b, a, e) : tl_sd_dense(b, a, e), e);
         }
     }
     /* sparse x sparse, or a likely sparse result: transpose a (O(nnz) for

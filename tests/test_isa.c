@@ -505,6 +505,30 @@ static void test_sp_leaf(const KSpLeaf *G, const KSpLeaf *L, const char *lv)
                 int64_t dg = first_diff(ag, ad, n, 0), dl = first_diff(al, ad, n, 0);
                 T_CHECK(dg < 0 && dl < 0, "%s sp tmv_rows mean %d n %lld rows %lld..%lld: column %lld", lv, means[mi],
                         (long long)n, (long long)r0, (long long)r1, (long long)(dg >= 0 ? dg : dl));
+                /* tsd_rows: B of 1 to 13 columns (special values), output
+                 * rows all, inner and last ones */
+                if (wide) continue;
+                static const int64_t ws[] = {1, 3, 8, 13};
+                static const int64_t outs[][2] = {{0, 50}, {5, 20}, {47, 50}, {20, 20}};
+                for (int wi = 0; wi < 4; wi++)
+                    for (int oi = 0; oi < 4; oi++) {
+                        const int64_t w = ws[wi], i0 = outs[oi][0], i1 = outs[oi][1], cells = (i1 - i0) * w;
+                        double *b = malloc((size_t)(m * w) * sizeof *b);
+                        double *og = calloc((size_t)BR_MAX(cells, 1), sizeof *og), *ol = calloc((size_t)BR_MAX(cells, 1), sizeof *ol);
+                        double *od = calloc((size_t)BR_MAX(cells, 1), sizeof *od);
+                        if (mi == 2) values(b, m * w); else uniform(b, m * w, -2, 2);
+                        G->tsd_rows(rp, ci, v, b, w, r0, r1, i0, i1, og);
+                        L->tsd_rows(rp, ci, v, b, w, r0, r1, i0, i1, ol);
+                        for (int64_t i = r0; i < r1; i++)
+                            for (int64_t p = rp[i]; p < rp[i + 1]; p++)
+                                if (ci[p] >= i0 && ci[p] < i1)
+                                    for (int64_t j = 0; j < w; j++) od[(ci[p] - i0) * w + j] += v[p] * b[i * w + j];
+                        int64_t eg = first_diff(og, od, cells, 0), el = first_diff(ol, od, cells, 0);
+                        T_CHECK(eg < 0 && el < 0, "%s sp tsd_rows mean %d w %lld rows %lld..%lld out %lld..%lld: cell %lld",
+                                lv, means[mi], (long long)w, (long long)r0, (long long)r1, (long long)i0, (long long)i1,
+                                (long long)(eg >= 0 ? eg : el));
+                        free(b); free(og); free(ol); free(od);
+                    }
             }
             free(rp); free(ci); free(v); free(x); free(q); free(yg); free(yl); free(ag); free(al); free(ad);
         }

@@ -324,20 +324,25 @@ static void test_skinny(void)
             mb_sp_done(a, tl[c].k);
         }
         MB *b = gen(tl[c].k, tl[c].n, 1, false, 600 + c);
-        MB *ref = ref_mm(a, true, b), *r1 = NULL;
+        MB *ref = ref_mm(a, true, b), *reft = ref_t(ref), *r1 = NULL, *q1 = NULL;
         for (int th = 1; th <= 2; th++) {
             br_set_threads(th);
             BrErr e = {0};
             MB *r = k_matmul_tl(a, b, &e);
             T_CHECK(r && valid(r), "tl small valid %zu: %s", c, e.msg);
             if (r) T_MB_EQ(r, ref, 1e-12, "tl small %zu th %d", c, th);
-            if (th == 1) r1 = r;
+            /* the dense side on the left: t(t(a) %*% b) by the same pass */
+            MB *q = k_matmul_tl(b, a, &e);
+            T_CHECK(q && valid(q), "tl small dense-left valid %zu: %s", c, e.msg);
+            if (q) T_MB_EQ(q, reft, 1e-12, "tl small dense-left %zu th %d", c, th);
+            if (th == 1) { r1 = r; q1 = q; }
             else {
                 T_CHECK(r && r1 && mb_equal(r, r1, 0), "tl small %zu thread-independent", c);
-                mb_release(r);
+                T_CHECK(q && q1 && mb_equal(q, q1, 0), "tl small dense-left %zu thread-independent", c);
+                mb_release(r); mb_release(q);
             }
         }
-        mb_release(r1); mb_release(a); mb_release(b); mb_release(ref);
+        mb_release(r1); mb_release(q1); mb_release(a); mb_release(b); mb_release(ref); mb_release(reft);
     }
     br_set_threads(2);
 }
