@@ -282,6 +282,11 @@ typedef struct KSpLeaf {
      * i0 <= ci[p] < i1 in row order (every level the same bits) */
     void (*tsd_rows)(const int64_t *rp, const int32_t *ci, const double *v, const double *b, int64_t n,
                      int64_t l0, int64_t l1, int64_t i0, int64_t i1, double *acc);
+    /* one row of A %*% B (A's row: len values v at columns ci; B dense
+     * with n columns): row[j] += s_j, s_j the sum from 0 of v[p] *
+     * b[ci[p] * n + j] over p in order (every level the same bits; tiles
+     * of columns with their sums in registers) */
+    void (*sd_row)(const int32_t *ci, const double *v, int64_t len, const double *b, int64_t n, double *row);
 } KSpLeaf;
 extern const KSpLeaf k_sp_leaf_generic, k_sp_leaf_avx2, k_sp_leaf_avx512;
 

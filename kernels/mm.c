@@ -608,61 +608,14 @@ typedef struct Piece {    /* CSR entries of one block of output rows */
 typedef void (*RowDense)(const MB *a, const MB *b, int64_t i, double *row);
 typedef void (*RowAcc)(const MB *a, const MB *b, int64_t i, Work *w);
 
-/* sparse a x dense b, output row i += a[i,k] * b[k,:]. A b of at most
- * SD_NARROW columns goes by tiles of 16, then 4, then single columns,
- * each tile's sums in registers over the row's non-zeros (sd_narrow):
- * the per-non-zero load-add-store of the row was a store-forwarding
- * chain (MLogreg's X %*% B, 4 columns: ~8 cycles a non-zero). Each cell
- * sums the same products in the same order from 0: the same bits. */
-#define SD_NARROW 64
-/* (vectors of 2: the library is built for any x86-64, where GCC splits
- * wider vector types through the stack) */
-typedef double sd_v2 __attribute__((vector_size(16), may_alias, aligned(8)));
-static void sd_narrow(const MB *a, const MB *b, int64_t i, double *restrict row)
-{
-    const int64_t n = b->cols, p0 = a->rp[i], p1 = a->rp[i + 1];
-    const double *restrict v = a->v, *restrict bd = b->d;
-    const int32_t *restrict ci = a->ci;
-    int64_t j = 0;
-    for (; j + 16 <= n; j += 16) {
-        sd_v2 s[8] = {{0}};
-        for (int64_t p = p0; p < p1; p++) {
-            const double x = v[p];
-            const double *br = bd + (int64_t)ci[p] * n + j;
-            for (int c = 0; c < 8; c++) s[c] += x * *(const sd_v2 *)(br + 2 * c);
-        }
-        for (int c = 0; c < 8; c++) *(sd_v2 *)(row + j + 2 * c) += s[c];
-    }
-    for (; j + 4 <= n; j += 4) {
-        sd_v2 s0 = {0}, s1 = {0};
-        for (int64_t p = p0; p < p1; p++) {
-            const double x = v[p];
-            const double *br = bd + (int64_t)ci[p] * n + j;
-            s0 += x * *(const sd_v2 *)br;
-            s1 += x * *(const sd_v2 *)(br + 2);
-        }
-        *(sd_v2 *)(row + j) += s0;
-        *(sd_v2 *)(row + j + 2) += s1;
-    }
-    for (; j < n; j++) {
-        double s0 = 0;
-        for (int64_t p = p0; p < p1; p++) s0 += v[p] * bd[(int64_t)ci[p] * n + j];
-        row[j] += s0;
-    }
-}
-
+/* sparse a x dense b, output row i += a[i,k] * b[k,:]: the sparse leaf's
+ * sd_row (tiles of columns with their sums in registers; each cell sums
+ * the same products in the same order from 0: the same bits at every
+ * level and as the reference's per-non-zero order from a zero row). */
 static void sd_row(const MB *a, const MB *b, int64_t i, double *row)
 {
-    int64_t n = b->cols;
-    if (n <= SD_NARROW) {
-        sd_narrow(a, b, i, row);
-        return;
-    }
-    for (int64_t p = a->rp[i]; p < a->rp[i + 1]; p++) {
-        double av = a->v[p];
-        const double *br = b->d + (int64_t)a->ci[p] * n;
-        for (int64_t j = 0; j < n; j++) row[j] += av * br[j];
-    }
+    const int64_t p0 = a->rp[i];
+    k_leaves(k_isa())->sp->sd_row(a->ci + p0, a->v + p0, a->rp[i + 1] - p0, b->d, b->cols, row);
 }
 
 /* dense a x sparse b. */

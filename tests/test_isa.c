@@ -529,6 +529,30 @@ static void test_sp_leaf(const KSpLeaf *G, const KSpLeaf *L, const char *lv)
                                 (long long)(eg >= 0 ? eg : el));
                         free(b); free(og); free(ol); free(od);
                     }
+                /* sd_row: B of 1 to 45 columns (every tile), each row of
+                 * the range into a zero row and into one of ones */
+                for (int64_t w = 1; w <= 45; w += (w < 18 ? 1 : 9)) {
+                    double *b = malloc((size_t)(n * w) * sizeof *b);
+                    double *og = malloc((size_t)w * sizeof *og), *ol = malloc((size_t)w * sizeof *ol);
+                    double *od = malloc((size_t)w * sizeof *od);
+                    if (mi == 2) values(b, n * w); else uniform(b, n * w, -2, 2);
+                    for (int64_t i = r0; i < r1; i++)
+                        for (int one = 0; one < 2; one++) {
+                            for (int64_t j = 0; j < w; j++) og[j] = ol[j] = od[j] = one;
+                            const int64_t p0 = rp[i], len = rp[i + 1] - p0;
+                            G->sd_row(ci + p0, v + p0, len, b, w, og);
+                            L->sd_row(ci + p0, v + p0, len, b, w, ol);
+                            for (int64_t j = 0; j < w; j++) {
+                                double t = 0;
+                                for (int64_t p = p0; p < p0 + len; p++) t += v[p] * b[ci[p] * w + j];
+                                od[j] += t;
+                            }
+                            int64_t eg = first_diff(og, od, w, 0), el = first_diff(ol, od, w, 0);
+                            T_CHECK(eg < 0 && el < 0, "%s sp sd_row mean %d w %lld row %lld into %d: column %lld", lv,
+                                    means[mi], (long long)w, (long long)i, one, (long long)(eg >= 0 ? eg : el));
+                        }
+                    free(b); free(og); free(ol); free(od);
+                }
             }
             free(rp); free(ci); free(v); free(x); free(q); free(yg); free(yl); free(ag); free(al); free(ad);
         }
