@@ -205,7 +205,10 @@ static void test_sd_narrow(void)
 static void test_gemm_blocks(void)
 {
     /* m, k, n */
-    static const int64_t shapes[][3] = {{256, 100, 100}, {101, 300, 90}, {130, 257, 61}, {70, 2000, 40}};
+    /* (the last four: t(a) %*% b of 2 to 8 columns, or of 2 to 8 rows in
+     * the output, by tvec_rows over fixed row groups: gemm_tn_cols) */
+    static const int64_t shapes[][3] = {{256, 100, 100}, {101, 300, 90}, {130, 257, 61}, {70, 2000, 40},
+                                        {100, 20000, 4}, {5, 20000, 70}, {3000, 700, 2}, {37, 5000, 8}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
         MB *a = gen(m, k, 1, false, 900 + s), *b = gen(k, n, 1, false, 950 + s), *at = ref_t(a);
