@@ -184,6 +184,11 @@ typedef struct KMmLeaf {
      * narrow rows do not, and give the same bits on AVX2 and AVX-512;
      * NULL in the generic copy. */
     void (*tvec_rows)(const double *A, const double *x, int64_t k, int64_t r0, int64_t r1, double *y);
+    /* tmm_rows: t(A) %*% B over the rows [r0, r1) (A with k columns, B
+     * with n of 2 to 8, both row-major): C[j * n + c] = tvec_rows's
+     * chain for column c of B (the same bits), the n columns a row in
+     * registers by tiles of A's columns; NULL in the generic copy */
+    void (*tmm_rows)(const double *A, const double *B, int64_t k, int64_t n, int64_t r0, int64_t r1, double *C);
     void (*mvec_rows)(const double *A, const double *v, int64_t k, int64_t r0, int64_t r1, double *y);
 } KMmLeaf;
 

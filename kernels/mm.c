@@ -566,27 +566,16 @@ static int gemm_tn_cols(const double *A, const double *B, double *C, int64_t k, 
     int T = nthreads_for((double)k * (double)m * (double)n);
     if (T > ng) T = (int)ng;
     double *part = br_malloc((size_t)(ng * n * m) * sizeof(double));
-    double *cols = br_malloc((size_t)(T * rows * n) * sizeof(double));
-    if (!part || !cols) { free(part); free(cols); return -1; }
-    #pragma omp parallel num_threads(T) if (T > 1)
-    {
-        double *bc = cols + (int64_t)omp_get_thread_num() * rows * n;
-        #pragma omp for schedule(static)
-        for (int64_t g = 0; g < ng; g++) {
-            const int64_t r0 = g * rows, rr = BR_MIN(rows, k - r0);
-            for (int64_t r = 0; r < rr; r++)
-                for (int64_t c = 0; c < n; c++) bc[c * rows + r] = B[(r0 + r) * n + c];
-            for (int64_t c = 0; c < n; c++) M->tvec_rows(A + r0 * m, bc + c * rows, m, 0, rr, part + (g * n + c) * m);
-        }
+    if (!part) return -1;
+    #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t g = 0; g < ng; g++)
+        M->tmm_rows(A, B, m, n, g * rows, BR_MIN(k, g * rows + rows), part + g * m * n);
+    for (int64_t c = 0; c < m * n; c++) {
+        double t = part[c];
+        for (int64_t g = 1; g < ng; g++) t += part[g * m * n + c];
+        C[c] = t;
     }
-    for (int64_t c = 0; c < n; c++)
-        for (int64_t j = 0; j < m; j++) {
-            double t = part[c * m + j];
-            for (int64_t g = 1; g < ng; g++) t += part[(g * n + c) * m + j];
-            C[j * n + c] = t;
-        }
     free(part);
-    free(cols);
     return 0;
 }
 
@@ -595,7 +584,7 @@ static int gemm_tn(const double *A, const double *B, double *C,
 {
     if (n == 1) return gemv_trows(A, B, C, k, m);
     if (m == 1) return gemv_trows(B, A, C, k, n);
-    if (k_leaves(k_isa())->mm->tvec_rows) {
+    if (k_leaves(k_isa())->mm->tmm_rows) {
         if (n <= TN_COLS && m <= GEMV_TMAX) return gemm_tn_cols(A, B, C, k, m, n);
         if (m <= TN_COLS && n <= GEMV_TMAX) {
             /* t(t(B) %*% A), transposed into C */

@@ -636,6 +636,65 @@ static void tvec_rows(const double *A, const double *x, int64_t k, int64_t r0, i
     }
 }
 
+/* KMmLeaf.tmm_rows: tiles of Q full vectors of A's columns times the N
+ * columns of B in registers (Q * N + N + 1 of the level's registers at
+ * most), one pass over the rows a tile; the last vector of a row that
+ * ends inside one (masked, its lanes past k not stored) a tile of its
+ * own. */
+static inline __attribute__((always_inline)) void
+tmm_tile(const double *A, const double *B, int64_t k, int64_t r0, int64_t r1, int64_t j0, int Q, int N, double *C)
+{
+    vmid t[32];
+    const int64_t last = BR_MIN(MID_W, k - j0);   /* lanes of a masked tile (Q == 1) */
+#pragma GCC unroll 16
+    for (int i = 0; i < Q * N; i++) t[i] = (vmid){0};
+    for (int64_t r = r0; r < r1; r++) {
+        const double *ar = A + r * k + j0, *br = B + r * N;
+#pragma GCC unroll 8
+        for (int q = 0; q < Q; q++) {
+            const vmid a = last < MID_W ? vload_n(ar, last) : *(const vmidu *)(ar + q * MID_W);
+#pragma GCC unroll 8
+            for (int c = 0; c < N; c++) t[c * Q + q] = MID_FMA(br[c], a, t[c * Q + q]);
+        }
+    }
+    for (int c = 0; c < N; c++)
+        for (int q = 0; q < Q; q++)
+            for (int64_t l = 0; l < (Q == 1 ? last : MID_W); l++) C[(j0 + q * MID_W + l) * N + c] = t[c * Q + q][l & (MID_W - 1)];
+}
+
+/* tiles of 8, 4, 2 and 1 full vectors (as many as N leaves registers for),
+ * then the masked last vector */
+static inline __attribute__((always_inline)) void
+tmm_cols(const double *A, const double *B, int64_t k, int64_t r0, int64_t r1, int N, double *C)
+{
+#if defined(__AVX512F__)
+    const int qmax = N <= 2 ? 8 : N <= 5 ? 4 : 2;
+#else
+    const int qmax = N <= 2 ? 4 : N <= 4 ? 2 : 1;
+#endif
+    const int64_t full = k / MID_W;
+    int64_t v = 0;
+    if (qmax >= 8) for (; v + 8 <= full; v += 8) tmm_tile(A, B, k, r0, r1, v * MID_W, 8, N, C);
+    if (qmax >= 4) for (; v + 4 <= full; v += 4) tmm_tile(A, B, k, r0, r1, v * MID_W, 4, N, C);
+    if (qmax >= 2) for (; v + 2 <= full; v += 2) tmm_tile(A, B, k, r0, r1, v * MID_W, 2, N, C);
+    for (; v < full; v++) tmm_tile(A, B, k, r0, r1, v * MID_W, 1, N, C);
+    if (k > full * MID_W) tmm_tile(A, B, k, r0, r1, full * MID_W, 1, N, C);
+}
+
+static void tmm_rows(const double *A, const double *B, int64_t k, int64_t n, int64_t r0, int64_t r1, double *C)
+{
+    switch (n) {
+    case 2: tmm_cols(A, B, k, r0, r1, 2, C); return;
+    case 3: tmm_cols(A, B, k, r0, r1, 3, C); return;
+    case 4: tmm_cols(A, B, k, r0, r1, 4, C); return;
+    case 5: tmm_cols(A, B, k, r0, r1, 5, C); return;
+    case 6: tmm_cols(A, B, k, r0, r1, 6, C); return;
+    case 7: tmm_cols(A, B, k, r0, r1, 7, C); return;
+    case 8: tmm_cols(A, B, k, r0, r1, 8, C); return;
+    default: assert(0);
+    }
+}
+
 /* The 8 lanes of a row's dot product (column j in lane j % 8: one
  * AVX-512 vector, two AVX2 ones) summed as ((0+4) + (2+6)) + ((1+5) +
  * (3+7)). */
@@ -688,6 +747,7 @@ const KMmLeaf K_LEAF(k_mm_leaf) = {
     .tsmm_mid = tsmm_mid,
     .tsmm_wide = tsmm_wide,
     .tvec_rows = tvec_rows,
+    .tmm_rows = tmm_rows,
     .mvec_rows = mvec_rows,
 #endif
 };

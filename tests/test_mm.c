@@ -206,7 +206,7 @@ static void test_gemm_blocks(void)
 {
     /* m, k, n */
     /* (the last four: t(a) %*% b of 2 to 8 columns, or of 2 to 8 rows in
-     * the output, by tvec_rows over fixed row groups: gemm_tn_cols) */
+     * the output, by tmm_rows over fixed row groups: gemm_tn_cols) */
     static const int64_t shapes[][3] = {{256, 100, 100}, {101, 300, 90}, {130, 257, 61}, {70, 2000, 40},
                                         {100, 20000, 4}, {5, 20000, 70}, {3000, 700, 2}, {37, 5000, 8}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
@@ -525,6 +525,24 @@ static void test_gemv_leaves(void)
                     }
                     T_CHECK(ok, "tvec_rows %s k %lld rows %lld..%lld", k_isa_name((KIsa)isa), (long long)k,
                             (long long)r0, (long long)m);
+                    /* tmm_rows: B of 2 to 8 columns, each column tvec_rows's bits
+                     * (exactly sized buffers: ASan sees the masked lanes) */
+                    T_CHECK(L->tmm_rows != NULL, "tmm_rows present at %s", k_isa_name((KIsa)isa));
+                    for (int64_t n = 2; n <= 8 && L->tmm_rows; n++) {
+                        double *b = malloc((size_t)(m * n) * sizeof(double)), *c = malloc((size_t)(k * n) * sizeof(double));
+                        double *col = malloc((size_t)m * sizeof(double)), *yc = malloc((size_t)k * sizeof(double));
+                        for (int64_t q = 0; q < m * n; q++) b[q] = data ? urand() - 0.5 : (double)(q % 9) - 4;
+                        L->tmm_rows(a, b, k, n, r0, m, c);
+                        bool okc = true;
+                        for (int64_t cc = 0; cc < n; cc++) {
+                            for (int64_t r = 0; r < m; r++) col[r] = b[r * n + cc];
+                            L->tvec_rows(a, col, k, r0, m, yc);
+                            for (int64_t j = 0; j < k; j++) okc &= !memcmp(&c[j * n + cc], &yc[j], sizeof(double));
+                        }
+                        T_CHECK(okc, "tmm_rows %s k %lld n %lld rows %lld..%lld: not tvec_rows's bits",
+                                k_isa_name((KIsa)isa), (long long)k, (long long)n, (long long)r0, (long long)m);
+                        free(b); free(c); free(col); free(yc);
+                    }
                     T_CHECK(okz, "mvec_rows %s k %lld rows %lld..%lld", k_isa_name((KIsa)isa), (long long)k,
                             (long long)r0, (long long)m);
                 }
