@@ -548,16 +548,14 @@ static int gemm_nn(const double *A, const double *B, double *C,
     return 0;
 }
 
-/* C (m x n) = t(A) * B with A (k x m), B (k x n), row-major (C need not
- * be zeroed). Returns 0, or -1 when out of memory. */
 /* t(A) %*% B for A (k x m, m <= GEMV_TMAX) and B (k x n) of 2 to
- * TN_COLS columns into C (m x n), the leaf's tvec_rows present: per
- * fixed row group of gemv_trows's size (about 256 KB of A), B's rows
- * copied by columns, then tvec_rows once per column over the group's rows
- * of A (from memory once, then from L2); the groups' partials added in
- * group order, so the bits depend on the shape only. OpenBLAS's dgemm
- * took 12-35 ms for a 250,000 x 100 A and 2 to 32 columns, where one
- * read of A takes about 4. Returns 0, or -1 when out of memory. */
+ * TN_COLS columns into C (m x n), the leaf's tmm_rows present: per fixed
+ * row group of gemv_trows's size (about 256 KB of A), tmm_rows (B's n
+ * columns of a row in registers against tiles of A's columns, the group
+ * from L2 after the first tile); the groups' partials added in group
+ * order, so the bits depend on the shape only. OpenBLAS's dgemm took
+ * 12-35 ms for a 250,000 x 100 A and 2 to 32 columns, where one read of
+ * A takes about 4. Returns 0, or -1 when out of memory. */
 #define TN_COLS 8
 static int gemm_tn_cols(const double *A, const double *B, double *C, int64_t k, int64_t m, int64_t n)
 {
@@ -579,6 +577,8 @@ static int gemm_tn_cols(const double *A, const double *B, double *C, int64_t k, 
     return 0;
 }
 
+/* C (m x n) = t(A) * B with A (k x m), B (k x n), row-major (C need not
+ * be zeroed). Returns 0, or -1 when out of memory. */
 static int gemm_tn(const double *A, const double *B, double *C,
                    int64_t k, int64_t m, int64_t n)
 {
@@ -1093,14 +1093,13 @@ static MB *tl_sd_dense(const MB *a, const MB *b, BrErr *e)
     MB *r = mb_dense(m, n, e);
     if (!r) return NULL;
     int T = nthreads_for((double)a->nnz * (double)n);
-    int nr = T;
     int64_t *wgt = br_calloc((size_t)m, sizeof(int64_t));
-    int64_t *bounds = br_malloc((size_t)(nr + 1) * sizeof(int64_t));
+    int64_t *bounds = br_malloc((size_t)(T + 1) * sizeof(int64_t));
     if (!wgt || !bounds) { free(wgt); free(bounds); mb_release(r); return oom(e); }
     for (int64_t p = 0; p < a->nnz; p++) wgt[a->ci[p]]++;
-    split_weighted(wgt, m, nr, bounds);
+    split_weighted(wgt, m, T, bounds);   /* one range a thread (see tsmm_sparse_left_dense) */
     #pragma omp parallel for num_threads(T) schedule(static, 1) if (T > 1)
-    for (int g = 0; g < nr; g++) {
+    for (int g = 0; g < T; g++) {
         int64_t i0 = bounds[g], i1 = bounds[g + 1];
         if (i0 == i1) continue;
         k_leaves(k_isa())->sp->tsd_rows(a->rp, a->ci, a->v, b->d, n, 0, k, i0, i1, r->d + i0 * n);
@@ -1134,9 +1133,10 @@ static MB *tl_sd_narrow(const MB *a, const MB *b, BrErr *e)
 /* Small outputs of t(a) %*% b for sparse a (k x m) and dense b, m*n <=
  * TLS_CELLS (the new centroids t(P) %*% X of k-means, the gradient
  * t(X) %*% s of a GLM): one pass over a, in parallel. Rows of a go in
- * fixed blocks (their count depends on k only), each summed into its own
- * m x n partial; the partials are added in block order, so results do not
- * depend on the thread count. */
+ * fixed blocks (their count depends on the shape only: at most
+ * TLS_BLOCKS, fewer where their partials would pass TLS_PART_CELLS
+ * together), each summed into its own m x n partial; the partials are
+ * added in block order, so results do not depend on the thread count. */
 #define TLS_CELLS 65536
 #define TLS_BLOCKS 256
 #define TLS_PART_CELLS (1 << 20)
@@ -1144,7 +1144,8 @@ static MB *tl_sd_small(const MB *a, const MB *b, BrErr *e)
 {
     int64_t k = a->rows, m = a->cols, n = b->cols, cells = m * n;
     int64_t rows = BR_MAX((int64_t)4096, (k + TLS_BLOCKS - 1) / TLS_BLOCKS);
-    rows = BR_MAX(rows, (k + TLS_PART_CELLS / cells - 1) / BR_MAX(TLS_PART_CELLS / cells, 1));
+    const int64_t per = TLS_PART_CELLS / cells;   /* blocks within TLS_PART_CELLS together */
+    rows = BR_MAX(rows, (k + per - 1) / per);
     int64_t nb = (k + rows - 1) / rows;
     MB *r = mb_dense(m, n, e);
     double *part = br_calloc((size_t)(nb * cells), sizeof(double));
@@ -1374,10 +1375,9 @@ static MB *tsmm_sparse_left_dense(const MB *x, BrErr *e)
     }
     for (int t = 1; t < T; t++)
         for (int64_t j = 0; j < n; j++) wgt[j] += wgt[t * n + j];
-    const int nr = T;
-    split_weighted(wgt, n, nr, bounds);
+    split_weighted(wgt, n, T, bounds);
     #pragma omp parallel for num_threads(T) schedule(static, 1) if (T > 1)
-    for (int g = 0; g < nr; g++) {
+    for (int g = 0; g < T; g++) {
         int64_t j0 = bounds[g], j1 = bounds[g + 1];
         if (j0 == j1) continue;
         for (int64_t i = 0; i < m; i++) {

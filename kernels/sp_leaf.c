@@ -15,6 +15,7 @@
  * boundary. Gathers were slower than scalar loads on that machine. */
 #include "leaf.h"
 #include "../base/base.h"
+#include "../matrix/mb.h"
 
 #include <string.h>
 #if defined(__AVX2__)
@@ -141,15 +142,7 @@ static void tsd_rows(const int64_t *rp, const int32_t *ci, const double *v, cons
         int64_t p = rp[l];
         const int64_t hi = rp[l + 1];
         if (p == hi || ci[hi - 1] < i0 || ci[p] >= i1) continue;
-        if (i0 > 0) {
-            int64_t lo = p, up = hi;
-            while (lo < up) {
-                const int64_t mid = lo + (up - lo) / 2;
-                if (ci[mid] < i0) lo = mid + 1;
-                else up = mid;
-            }
-            p = lo;
-        }
+        if (i0 > 0) p = mb_csr_lower(ci, p, hi, i0);
         const double *restrict br = b + l * n;
         for (; p < hi && ci[p] < i1; p++) {
             const double av = v[p];
