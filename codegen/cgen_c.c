@@ -356,6 +356,18 @@ static void emit_sparse_agg(Gen *g)
     sb_puts(b, "}\n");
 }
 
+/* The store of Cell output r's value o at dst, and with count (a no_agg
+ * plan of one output: the *nz variants) the value counted into nz and
+ * checked into nf. */
+static void emit_cell_store(Gen *g, int r, const char *dst, const char *ind, bool count)
+{
+    char o[48];
+    cell_operand(g, cell_root(g->p, r), o, sizeof o);
+    if (!count) { sb_printf(g->b, "%s%s = %s;\n", ind, dst, o); return; }
+    sb_printf(g->b, "%sconst double v = %s;\n%s%s = v;\n%snz += v != 0;\n%snf |= !(fabs(v) <= DBL_MAX);\n", ind, o,
+              ind, dst, ind, ind);
+}
+
 /* cg_dense over one column (j1 == j0 + 1: column vectors whose inputs
  * are not all flat, say a column slice Y[, 1] read in place or a sparse
  * input expanded a block of rows at a time): one loop over the rows that
@@ -364,14 +376,15 @@ static void emit_sparse_agg(Gen *g)
  * again (GLM's n x 1 chains at ~25 ns a cell). One loop for every
  * stride: a second, contiguous copy of the body made each Cell kernel's
  * compile ~30% longer. The same expression per cell, so the same values. */
-static void emit_cell_column(Gen *g)
+static void emit_cell_column(Gen *g, bool count)
 {
     const CPlan *p = g->p;
     StrBuf *b = g->b;
-    char o[48];
+    char dst[32];
     sb_puts(b, "    if (j1 == j0 + 1) {\n        const int64_t j = j0;\n        (void)j;\n");
     for (int r = 0; r < p->nout; r++) sb_printf(b, "        double *restrict o%d = out[%d];\n", r, r);
-    sb_puts(b, "#pragma omp simd\n        for (int64_t i = r0; i < r1; i++) {\n");
+    sb_puts(b, count ? "#pragma omp simd reduction(+:nz) reduction(|:nf)\n" : "#pragma omp simd\n");
+    sb_puts(b, "        for (int64_t i = r0; i < r1; i++) {\n");
     for (int k = 0; k < p->nin; k++) {
         InMode md = p->in[k].mode;
         if (md == IM_FULL || md == IM_ROW)
@@ -381,51 +394,120 @@ static void emit_cell_column(Gen *g)
     }
     emit_cell_body(g, "            ");
     for (int r = 0; r < p->nout; r++) {
-        cell_operand(g, cell_root(p, r), o, sizeof o);
-        sb_printf(b, "            o%d[(i - r0) * ldo] = %s;\n", r, o);
+        snprintf(dst, sizeof dst, "o%d[(i - r0) * ldo]", r);
+        emit_cell_store(g, r, dst, "            ", count);
     }
-    sb_puts(b, "        }\n        return;\n    }\n");
+    sb_puts(b, count ? "        }\n        *bad |= nf;\n        return nz;\n    }\n" : "        }\n        return;\n    }\n");
 }
 
-static void gen_cell(const CPlan *p, StrBuf *b)
+/* The head of a Cell function: with count, the counting variant's (never
+ * inlined into the plain one that calls it, so its loops are compiled
+ * once) and its count and flag; else the plain one's. */
+static void emit_cell_head(StrBuf *b, bool count, const char *nz_head, const char *plain_head)
 {
-    Gen g = {.p = p, .b = b, .ax = AX_CELL};
-    bool vec = false;
-    for (int k = 0; k < p->nin; k++) vec |= p->in[k].mode == IM_ROW || p->in[k].mode == IM_COL;
-    char o[48];
-    /* dense blocks of rows */
-    sb_puts(b, "\nvoid cg_dense(const double *const *restrict P, const int64_t *restrict S, const double *restrict sc,\n"
-               "              int64_t r0, int64_t r1, int64_t j0, int64_t j1, double *const *restrict out, int64_t ldo)\n{\n");
-    emit_scalars(&g);
-    emit_cell_column(&g);
+    if (count) sb_printf(b, "\n__attribute__((noinline)) %s\n{\n    int64_t nz = 0;\n    int nf = 0;\n", nz_head);
+    else sb_printf(b, "\n%s\n{\n", plain_head);
+}
+
+/* cg_dense, or with count cg_densenz: the same cells, returning the
+ * non-zeros among them and *bad |= 1 where one is NaN or infinite
+ * (kernels/spoof.h SpCellDenseNzFn). */
+static void emit_cell_dense(Gen *g, bool count)
+{
+    const CPlan *p = g->p;
+    StrBuf *b = g->b;
+    char dst[32];
+    g->ax = AX_CELL;
+    emit_cell_head(b, count,
+                   "int64_t cg_densenz(const double *const *restrict P, const int64_t *restrict S,\n"
+                   "                   const double *restrict sc, int64_t r0, int64_t r1, int64_t j0, int64_t j1,\n"
+                   "                   double *const *restrict out, int64_t ldo, int *restrict bad)",
+                   "void cg_dense(const double *const *restrict P, const int64_t *restrict S, const double *restrict sc,\n"
+                   "              int64_t r0, int64_t r1, int64_t j0, int64_t j1, double *const *restrict out, int64_t ldo)");
+    emit_scalars(g);
+    emit_cell_column(g, count);
     sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n");
-    emit_row_inputs(&g, "        ", MAIN_P);
+    emit_row_inputs(g, "        ", MAIN_P);
     for (int r = 0; r < p->nout; r++)
         sb_printf(b, "        double *restrict o%d = out[%d] + (i - r0) * ldo;\n", r, r);
     sb_puts(b, "#pragma omp simd\n        for (int64_t j = j0; j < j1; j++) {\n");
-    emit_cell_body(&g, "            ");
+    emit_cell_body(g, "            ");
     for (int r = 0; r < p->nout; r++) {
-        cell_operand(&g, cell_root(p, r), o, sizeof o);
-        sb_printf(b, "            o%d[j - j0] = %s;\n", r, o);
+        snprintf(dst, sizeof dst, "o%d[j - j0]", r);
+        emit_cell_store(g, r, dst, "            ", false);
     }
-    sb_puts(b, "        }\n    }\n}\n");
+    sb_puts(b, "        }\n    }\n");
+    if (!count) { sb_puts(b, "}\n"); return; }
+    /* rows: the count in the row loop cost a vector reduction per row
+     * (through the stack: slower than the pass it saved at 20 values a
+     * row), so the call's cells, at most a chunk and still in L1, are
+     * counted after it, in one loop where the rows are contiguous */
+    sb_puts(b, "    const double *restrict o = out[0];\n"
+               "    const int64_t w = j1 - j0, nr = ldo == w ? 1 : r1 - r0, len = ldo == w ? (r1 - r0) * w : w;\n"
+               "    for (int64_t i = 0; i < nr; i++)\n"
+               "#pragma omp simd reduction(+:nz) reduction(|:nf)\n"
+               "        for (int64_t k = 0; k < len; k++) {\n"
+               "            const double v = o[i * ldo + k];\n"
+               "            nz += v != 0;\n"
+               "            nf |= !(fabs(v) <= DBL_MAX);\n"
+               "        }\n"
+               "    *bad |= nf;\n    return nz;\n}\n");
+}
+
+/* cg_flat, or with count cg_flatnz (SpCellFlatNzFn): every matrix input
+ * full and dense, the cells c0 <= c < c1 in order. */
+static void emit_cell_flat(Gen *g, bool count)
+{
+    const CPlan *p = g->p;
+    StrBuf *b = g->b;
+    char dst[32];
+    g->ax = AX_FLAT;
+    emit_cell_head(b, count,
+                   "int64_t cg_flatnz(const double *const *restrict P, const double *restrict sc, int64_t c0,\n"
+                   "                  int64_t c1, double *const *restrict out, int *restrict bad)",
+                   "void cg_flat(const double *const *restrict P, const double *restrict sc, int64_t c0, int64_t c1,\n"
+                   "             double *const *restrict out)");
+    emit_scalars(g);
+    for (int k = 0; k < p->nin; k++)
+        if (p->in[k].mode == IM_FULL) sb_printf(b, "    const double *restrict p%d = P[%d];\n", k, k);
+    for (int r = 0; r < p->nout; r++) sb_printf(b, "    double *restrict o%d = out[%d];\n", r, r);
+    sb_puts(b, count ? "#pragma omp simd reduction(+:nz) reduction(|:nf)\n" : "#pragma omp simd\n");
+    sb_puts(b, "    for (int64_t j = c0; j < c1; j++) {\n");
+    emit_cell_body(g, "        ");
+    for (int r = 0; r < p->nout; r++) {
+        snprintf(dst, sizeof dst, "o%d[j - c0]", r);
+        emit_cell_store(g, r, dst, "        ", count);
+    }
+    sb_puts(b, count ? "    }\n    *bad |= nf;\n    return nz;\n}\n" : "    }\n}\n");
+}
+
+/* A Cell plan's functions. A no_agg plan of one output gets the
+ * counting variants of its dense and flat loops (kernels/spoof_cell.c
+ * run_none_dense): the output's non-zeros counted and its finiteness
+ * checked in the loop that writes it, where a pass over the written
+ * cells afterwards cost up to two thirds of the operator when its inputs
+ * are in cache. Its cg_dense and cg_flat (the other callers: blocks of
+ * compressed or windowed inputs) call them and drop the count, so each
+ * loop is compiled once (a second copy of a loop lengthens the compile
+ * by about 30%, see emit_cell_column). */
+static void gen_cell(const CPlan *p, StrBuf *b)
+{
+    Gen g = {.p = p, .b = b, .ax = AX_CELL};
+    bool vec = false, count = p->var == V_NO_AGG && p->nout == 1;
+    char o[48];
+    for (int k = 0; k < p->nin; k++) vec |= p->in[k].mode == IM_ROW || p->in[k].mode == IM_COL;
+    /* dense blocks of rows */
+    emit_cell_dense(&g, count);
+    if (count)
+        sb_puts(b, "\nvoid cg_dense(const double *const *restrict P, const int64_t *restrict S, const double *restrict sc,\n"
+                   "              int64_t r0, int64_t r1, int64_t j0, int64_t j1, double *const *restrict out, int64_t ldo)\n"
+                   "{\n    int bad = 0;\n    (void)cg_densenz(P, S, sc, r0, r1, j0, j1, out, ldo, &bad);\n}\n");
     /* flat: every matrix input full and dense */
-    if (!vec) {
-        g.ax = AX_FLAT;
+    if (!vec) emit_cell_flat(&g, count);
+    if (!vec && count)
         sb_puts(b, "\nvoid cg_flat(const double *const *restrict P, const double *restrict sc, int64_t c0, int64_t c1,\n"
-                   "             double *const *restrict out)\n{\n");
-        emit_scalars(&g);
-        for (int k = 0; k < p->nin; k++)
-            if (p->in[k].mode == IM_FULL) sb_printf(b, "    const double *restrict p%d = P[%d];\n", k, k);
-        for (int r = 0; r < p->nout; r++) sb_printf(b, "    double *restrict o%d = out[%d];\n", r, r);
-        sb_puts(b, "#pragma omp simd\n    for (int64_t j = c0; j < c1; j++) {\n");
-        emit_cell_body(&g, "        ");
-        for (int r = 0; r < p->nout; r++) {
-            cell_operand(&g, cell_root(p, r), o, sizeof o);
-            sb_printf(b, "        o%d[j - c0] = %s;\n", r, o);
-        }
-        sb_puts(b, "    }\n}\n");
-    }
+                   "             double *const *restrict out)\n"
+                   "{\n    int bad = 0;\n    (void)cg_flatnz(P, sc, c0, c1, out, &bad);\n}\n");
     if (cell_full_agg(p)) emit_full_agg(&g, !vec);
     if (cell_full_agg(p) && p->sparse_safe && p->main >= 0) emit_sparse_agg(&g);
     /* sparse-safe: non-zeros of the main input's row */

@@ -564,12 +564,14 @@ extern const char cg_prelude_vec[];
 /* ---- compiled operators (jit.c, cache.c) ---- */
 
 /* Function types exported by generated code (see kernels/spoof.h). */
+#define CG_NFN 7
 typedef struct CgOp {
     CPlan *plan;           /* owned (no hop pointers) */
     char *src;             /* generated C (owned) */
     void *dl;              /* dlopen handle */
-    void *fn[5];           /* dense, sparse, flat/col, tmp-size/full agg,
-                              sparse full agg */
+    void *fn[CG_NFN];      /* dense, sparse, flat/col, tmp-size/full agg,
+                              sparse full agg, then Cell's flat and dense
+                              loops counting non-zeros */
     int ready;             /* 1 compiled, 0 pending, -1 failed (atomic) */
     bool queued;           /* handed to a compile batch (c->lock) */
     bool lazy;             /* compiled on its first CPU call, not when

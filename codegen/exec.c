@@ -212,7 +212,8 @@ static void cell_prepare(CgOp *op, Value *args, int nargs, Bind *bp, SpoofCell *
     sp = (SpoofCell){.in = {p->nin, b.m, b.mode, b.sc, coff}, .rows = M, .cols = N, .main = p->main,
                      .nout = p->nout, .fd = (SpCellDenseFn)op->fn[0], .fs = (SpCellSparseFn)op->fn[1],
                      .ff = (SpCellFlatFn)op->fn[2], .fa = (SpCellAggFn)op->fn[3],
-                     .fsa = (SpCellSparseAggFn)op->fn[4]};
+                     .fsa = (SpCellSparseAggFn)op->fn[4], .ffn = (SpCellFlatNzFn)op->fn[5],
+                     .fdn = (SpCellDenseNzFn)op->fn[6]};
     sp.sparse_safe = cell_sparse_safe(p, &sp, &b, args, gpu);
     switch (p->var) {
     case V_NO_AGG: sp.dir = SPD_NONE; break;

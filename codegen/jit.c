@@ -345,11 +345,11 @@ static bool load(CgOp *op, const char *key, const char *path, int sum, uint64_t 
     snprintf(sym, sizeof sym, "cg_hash_%s", key);
     const unsigned long long *h = dlsym(dl, sym);
     if (!h || *h != (unsigned long long)op->plan->hash) { dlclose(dl); return false; }
-    static const char *names[T__N][5] = {
-        [T_CELL] = {"cg_dense", "cg_sparse", "cg_flat", "cg_fullagg", "cg_sparseagg"},
-        [T_MAGG] = {"cg_dense", "cg_sparse", "cg_flat", "cg_fullagg", "cg_sparseagg"},
-        [T_ROW] = {"cg_dense", "cg_sparse", NULL, "cg_tmp", NULL},
-        [T_OUTER] = {"cg_row", "cg_col", NULL, NULL, NULL},
+    static const char *names[T__N][CG_NFN] = {
+        [T_CELL] = {"cg_dense", "cg_sparse", "cg_flat", "cg_fullagg", "cg_sparseagg", "cg_flatnz", "cg_densenz"},
+        [T_MAGG] = {"cg_dense", "cg_sparse", "cg_flat", "cg_fullagg", "cg_sparseagg", NULL, NULL},
+        [T_ROW] = {"cg_dense", "cg_sparse", NULL, "cg_tmp", NULL, NULL, NULL},
+        [T_OUTER] = {"cg_row", "cg_col", NULL, NULL, NULL, NULL, NULL},
     };
     if (op->amulet) {
         snprintf(sym, sizeof sym, "cg_amulet_%s", key);
@@ -361,7 +361,7 @@ static bool load(CgOp *op, const char *key, const char *path, int sum, uint64_t 
         __atomic_store_n(&op->ready, 1, __ATOMIC_RELEASE);
         return true;
     }
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < CG_NFN; i++) {
         const char *nm = names[op->plan->tpl][i];
         op->fn[i] = NULL;
         if (!nm) continue;
@@ -398,7 +398,7 @@ static bool has_token(const char *text, const char *id, size_t n)
  * shared is false. */
 static void bundle_add(StrBuf *b, const CgOp *op, const char *key, bool shared)
 {
-    static const char *entry[] = {"cg_hash", "cg_dense", "cg_sparse", "cg_flat", "cg_fullagg", "cg_sparseagg",
+    static const char *entry[] = {"cg_hash", "cg_dense", "cg_sparse", "cg_flat", "cg_flatnz", "cg_densenz", "cg_fullagg", "cg_sparseagg",
                                  "cg_tmp", "cg_row", "cg_col", "cg_amulet"};
     const char *body = op->src + (shared ? strlen(cg_prelude) : 0);
     StrBuf undef = {0};

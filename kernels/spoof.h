@@ -46,6 +46,16 @@ typedef void (*SpCellDenseFn)(const double *const *P, const int64_t *S, const do
 /* Cell, flat: all matrix inputs full and dense; cells c0 <= c < c1 in
  * row-major order into out[t][c - c0]. */
 typedef void (*SpCellFlatFn)(const double *const *P, const double *sc, int64_t c0, int64_t c1, double *const *out);
+/* Cell, flat, counting (no_agg plans of one output): as SpCellFlatFn,
+ * and returns the non-zeros among the cells written, *bad |= 1 when one
+ * is NaN or infinite (the output's count and finiteness flag from the
+ * loop that writes it). */
+typedef int64_t (*SpCellFlatNzFn)(const double *const *P, const double *sc, int64_t c0, int64_t c1,
+                                  double *const *out, int *bad);
+/* Cell, dense, counting (no_agg plans of one output): as SpCellDenseFn,
+ * returning the non-zeros among the cells written, *bad as above. */
+typedef int64_t (*SpCellDenseNzFn)(const double *const *P, const int64_t *S, const double *sc, int64_t r0,
+                                   int64_t r1, int64_t j0, int64_t j1, double *const *out, int64_t ldo, int *bad);
 /* Cell full aggregates (every output SPA_SUM/SUMSQ/MIN/MAX/MEAN)
  * computed inside the loop. Plans without vector inputs (ff set): flat
  * cells r0 <= c < r1 as for SpCellFlatFn (S and n unused); plans with
@@ -151,6 +161,8 @@ typedef struct SpoofCell {
     int agg[SPOOF_MAXOUT]; /* SPA_* per output (SPD_NONE: SPA_NONE) */
     SpCellDenseFn fd;
     SpCellFlatFn ff;       /* NULL if the plan has vector inputs */
+    SpCellFlatNzFn ffn;    /* ff counting; NULL: ff, then a counting pass */
+    SpCellDenseNzFn fdn;   /* fd counting; NULL: fd, then a counting pass */
     SpCellAggFn fa;        /* SPD_FULL in the loop; NULL: fd/ff + buffer */
     SpCellSparseAggFn fsa; /* SPD_FULL over sparse rows in the loop; NULL: fs */
     SpCellSparseFn fs;     /* NULL unless sparse-safe */

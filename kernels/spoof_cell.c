@@ -463,8 +463,12 @@ static MB *run_none_dense(const Ctx *x, BrErr *e)
             for (int64_t c = t * per; c < BR_MIN(nch, (t + 1) * per); c++) {
                 int64_t c0 = c * CH, c1 = BR_MIN(cells, c0 + CH);
                 double *o[1] = {out->d + c0};
-                op->ff(x->P, op->in.sc, c0, c1, o);
-                nnz += count_nz(out->d + c0, c1 - c0, &bad);
+                if (op->ffn) {
+                    nnz += op->ffn(x->P, op->in.sc, c0, c1, o, &bad);
+                } else {
+                    op->ff(x->P, op->in.sc, c0, c1, o);
+                    nnz += count_nz(out->d + c0, c1 - c0, &bad);
+                }
             }
         }
     } else {
@@ -476,6 +480,14 @@ static MB *run_none_dense(const Ctx *x, BrErr *e)
             Work w;
             int64_t ra = t * R, rb = BR_MIN(M, ra + R);
             if (!work_init(x, &w, rb)) { fail = true; work_free(&w); continue; }
+            /* the counting loops (fdn) where the rows are written
+             * straight into the output; else a pass over them after */
+            bool cnt = op->fdn && !x->blk;
+#define CELL_ROWS(r0, r1, j0, j1, o)                                                          \
+    do {                                                                                       \
+        if (cnt) nnz += op->fdn(w.P, w.S, op->in.sc, r0, r1, j0, j1, o, N, &bad);              \
+        else op->fd(w.P, w.S, op->in.sc, r0, r1, j0, j1, o, N);                                \
+    } while (0)
             if (x->blk) {
                 none_block(x, &w, ra, rb, out->d);
             } else if (x->nexp && N <= CH && !x->anycz) {
@@ -484,7 +496,7 @@ static MB *run_none_dense(const Ctx *x, BrErr *e)
                     int64_t r1 = BR_MIN(rb, r0 + RC);
                     expand_block(x, &w, r0, r1);
                     double *o[1] = {out->d + r0 * N};
-                    op->fd(w.P, w.S, op->in.sc, r0, r1, 0, N, o, N);
+                    CELL_ROWS(r0, r1, 0, N, o);
                 }
             } else if (x->nexp || N > CH) {
                 for (int64_t i = ra; i < rb; i++) {
@@ -492,17 +504,18 @@ static MB *run_none_dense(const Ctx *x, BrErr *e)
                     for (int64_t j0 = 0; j0 < N; j0 += CH) {
                         int64_t j1 = BR_MIN(N, j0 + CH);
                         double *o[1] = {out->d + i * N + j0};
-                        op->fd(w.P, w.S, op->in.sc, i, i + 1, j0, j1, o, N);
+                        CELL_ROWS(i, i + 1, j0, j1, o);
                     }
                 }
             } else {
                 int64_t RC = BR_MAX(1, CH / N);
                 for (int64_t r0 = ra; r0 < rb; r0 += RC) {
                     double *o[1] = {out->d + r0 * N};
-                    op->fd(w.P, w.S, op->in.sc, r0, BR_MIN(rb, r0 + RC), 0, N, o, N);
+                    CELL_ROWS(r0, BR_MIN(rb, r0 + RC), 0, N, o);
                 }
             }
-            nnz += count_nz(out->d + ra * N, (rb - ra) * N, &bad);
+#undef CELL_ROWS
+            if (!cnt) nnz += count_nz(out->d + ra * N, (rb - ra) * N, &bad);
             if (!work_free(&w)) fail = true;
         }
     }

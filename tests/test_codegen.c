@@ -32,6 +32,7 @@
  *    interesting points) and the selection cache across recompilations.
  * Thread counts 1 and 2. */
 #include <dirent.h>
+#include <float.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -1262,6 +1263,78 @@ static void test_cell_column(bool quick)
                 free(ex);
             }
             for (int v = 0; v < 4; v++) mb_release(ins[v]);
+        }
+}
+
+/* The non-zeros and finiteness flag that m's cells call for, checked
+ * against what m carries. */
+static void check_count(const char *what, const char *on, const MB *m)
+{
+    int64_t nz = 0;
+    bool bad = false;
+    for (int64_t i = 0; i < m->rows; i++)
+        for (int64_t j = 0; j < m->cols; j++) {
+            double v = mb_get(m, i, j);
+            nz += v != 0;
+            bad |= !(fabs(v) <= DBL_MAX);
+        }
+    T_CHECK(m->nnz == nz, "%s: %s carries %lld non-zeros, holds %lld", what, on, (long long)m->nnz, (long long)nz);
+    uint8_t f = mb_fin_known(m);
+    T_CHECK(f == (bad ? MB_FIN_NONFINITE : MB_FIN_FINITE), "%s: %s's finiteness flag %d, values %s", what, on,
+            (int)f, bad ? "non-finite" : "finite");
+}
+
+/* Cell no_agg operators count their output's non-zeros and check its
+ * finiteness in the loop that writes it (cg_flatnz, cg_densenz;
+ * kernels/spoof_cell.c run_none_dense): over flat, broadcast, column and
+ * wide rows (more cells than a call of generated code, rows longer than
+ * one), with zeros made by the expression and NaN/Inf in the inputs, the
+ * output's count and flag equal its cells', and its values the unfused
+ * run's. */
+static void test_cell_count(bool quick)
+{
+    static const int64_t shapes[][2] = {{1, 1}, {7, 3}, {2049, 1}, {3000, 20}, {5, 2500}, {40000, 2}};
+    const char *nm[] = {"X", "Y", "c", "r"};
+    const char *on[] = {"o1", "o2", "o3", "o4"};
+    const char *src = "o1 = (X > 0) * (X + Y)\n"
+                      "o2 = X * c + r * (Y > 0.5)\n"
+                      "o3 = Y[, 1] * (c > 0) - 1\n"
+                      "o4 = X * 0 + (Y > 2)\n";
+    for (size_t si = quick ? 3 : 0; si < sizeof shapes / sizeof *shapes; si++)
+        for (int s = 0; s < 2; s++) {
+            int64_t m = shapes[si][0], n = shapes[si][1];
+            MB *X = t_gen(m, n, 0.7, -1, 1, false), *Y = t_gen(m, n, 1, -1, 1, false);
+            MB *c = t_gen(m, 1, 0.6, -1, 1, false), *r = t_gen(1, n, 1, -1, 1, false);
+            if (s == 1) {
+                X->d[(m * n) / 2] = NAN;
+                Y->d[m * n - 1] = INFINITY;
+                c->d[m / 3] = -INFINITY;
+                mb_recount_nnz(X);
+                mb_recount_nnz(Y);
+                mb_recount_nnz(c);
+            }
+            MB *ins[] = {X, Y, c, r};
+            char what[96];
+            snprintf(what, sizeof what, "cell count %lldx%lld %s", (long long)m, (long long)n,
+                     s ? "nan/inf" : "finite");
+            check_all(what, src, 4, nm, ins, 4, on, 1e-12, 0, NULL);
+            for (int p = 0; p < T_NPOL; p++) {
+                if (p == 3) continue;   /* interpreted: the reference kernels */
+                TRun got;
+                t_run_dml(src, &t_pols[p].o, 4, nm, ins, 4, on, &got);
+                T_CHECK(got.rc == 0, "%s [%s]: %s", what, t_pols[p].name, got.err);
+                for (int i = 0; got.rc == 0 && i < 4; i++)
+                    if (got.out[i].kind == V_MATRIX) check_count(what, on[i], got.out[i].m);
+                t_run_free(&got);
+            }
+            if (si == 3 && s == 0) {
+                char *ex = explain_text(src, CG_FUSE_ALL, 4, nm, ins, 4, on);
+                T_CHECK(ex && strstr(ex, "int64_t cg_flatnz(") && strstr(ex, "int64_t cg_densenz(") &&
+                           count_str(ex, "#pragma omp simd reduction(+:nz)") >= 3,
+                        "%s: no counting loops in\n%s", what, ex ? ex : "");
+                free(ex);
+            }
+            for (int k = 0; k < 4; k++) mb_release(ins[k]);
         }
 }
 
@@ -2603,6 +2676,7 @@ int main(void)
         RUN(test_cell_narrow, th == 2);
         RUN(test_cell_narrow_aggs, th == 2);
         RUN(test_cell_column, th == 2);
+        RUN(test_cell_count, th == 2);
     }
     return t_done("test_codegen");
 }
