@@ -269,6 +269,9 @@ bool k_spoof_row_cla_ok(const SpoofRow *op);
  * rows (sq_rows: products and t(X) %*% q by the sparse leaf) since the
  * process started (tests). */
 int64_t k_spoof_row_sq_runs(void);
+/* The same for a dense main input (dq_rows: one-column products and
+ * t(X) %*% q by the matrix-vector leaves). */
+int64_t k_spoof_row_dq_runs(void);
 /* The aggregated outputs of op (SPR_MULTI: its list; a single aggregate:
  * itself; none for NO_AGG / ROW_AGG) into o, their count; the doubles of
  * one output's partial (COL_AGG 2 ocols, FULL_AGG 2, COL_T_AGG orows x

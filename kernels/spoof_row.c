@@ -64,6 +64,9 @@ typedef struct RCtx {
                               matrices transposed, tside) */
     double **tside;
     int64_t pqoff[SPOOF_MAXPROD];   /* sq: each product's place in a row */
+    bool dq;               /* dense main: its one-column products and
+                              q vectors taken by the skeleton (dq_rows)
+                              through the matrix-vector leaves */
 } RCtx;
 
 /* The aggregated outputs of op (SPR_MULTI: its list; a single aggregate:
@@ -598,6 +601,105 @@ static bool sq_rows(const RCtx *x, const double **P, int64_t *S, int64_t ra, int
     return ok;
 }
 
+/* A dense main input whose row only the products with one-column side
+ * matrices and t(X) %*% q of one-column q read (prod_only: L2SVM's and
+ * GLM's gradient steps, logistic regression's `t(X) %*% (1 / (1 +
+ * exp(-X %*% w)) - y)`, `Xw + step * (X %*% s)`) runs by blocks of rows:
+ * the products of a block by the leaf's mvec_rows (X %*% v), the
+ * generated loop that reads no main row over them, then t(X) %*% q by
+ * tvec_rows into the partial: the unfused kernels' leaves (kernels/mm.c
+ * gemv_rows, gemv_trows) at the read rate, where the generated code's
+ * per-row dot products and its column blocks of the outer product (16
+ * columns, the rows again for each) ran t(X) %*% q over 500,000 x 100 at
+ * 1.3x the unfused operator's time. A block is read from memory once and
+ * again from the cache when there are products (DQ_CELLS: half of a 1 MB
+ * L2). The products' sums are mvec_rows's order (the unfused X %*% v's
+ * bits), t(X) %*% q's each block's fma chains from 0 added to the
+ * partial in block order: blocks are fixed by the super-block, so the
+ * result does not depend on the threads. */
+#define DQ_CELLS 65536
+static int64_t dq_runs;
+
+int64_t k_spoof_row_dq_runs(void) { return __atomic_load_n(&dq_runs, __ATOMIC_RELAXED); }
+
+static void dq_init(RCtx *x)
+{
+    const SpoofRow *op = x->op;
+    const MB *mm = op->in.m[op->main];
+    const KMmLeaf *L = k_leaves(k_isa())->mm;
+    if (x->sparse_main || x->cmb_main || x->per_row || !mm || mm->sparse || !mm->d || !op->fd || !op->fd_cq ||
+        !op->prod_only || op->nprod + op->ntq < 1 || op->nprod > SPOOF_MAXPROD || op->ntq > x->nout ||
+        !L->mvec_rows || !L->tvec_rows)
+        return;
+    for (int j = 0; j < op->nprod; j++) {
+        int k = op->prod_in[j];
+        const MB *b = op->in.m[k];
+        if (op->in.mode[k] != SPM_MAT || !b || b->cmb || b->rows != mm->cols || b->cols != 1 || op->L[k] != 1)
+            return;
+        x->pqoff[j] = j;
+    }
+    for (int j = 0; j < op->ntq; j++) {
+        int t = op->tq_out[j];
+        if (t < 0 || t >= x->nout || x->out[t].var != SPR_COL_T_AGG) return;
+        if ((op->tq_left[j] ? x->out[t].ocols : x->out[t].orows) != 1) return;
+        x->tqoff[j] = j;
+        x->tqk[j] = 1;
+    }
+    /* every t(.) %*% . partial is taken here (the generated loop over
+     * given q rows accumulates none) */
+    for (int t = 0; t < x->nout; t++) {
+        bool mine = x->out[t].var != SPR_COL_T_AGG;
+        for (int j = 0; j < op->ntq; j++) mine |= op->tq_out[j] == t;
+        if (!mine) return;
+    }
+    x->qw = op->nprod;
+    x->tw = op->ntq;
+    x->dq = true;
+    __atomic_fetch_add(&dq_runs, 1, __ATOMIC_RELAXED);
+}
+
+/* Rows [ra, rb) of a dense main input by blocks (x->dq, above). */
+static bool dq_rows(const RCtx *x, const double **P, const int64_t *S, int64_t ra, int64_t rb, double *out,
+                    int64_t ldo, bool rowout, double *tmp)
+{
+    const SpoofRow *op = x->op;
+    const MB *mm = op->in.m[op->main];
+    const KMmLeaf *L = k_leaves(k_isa())->mm;
+    const int64_t m = mm->cols, qw = x->qw, tw = x->tw;
+    const int n = op->in.n;
+    const int64_t B = BR_MAX(1, BR_MIN(1024, DQ_CELLS / BR_MAX(m, 1)));
+    double *qb = qw ? br_malloc((size_t)(B * qw) * sizeof(double)) : NULL;
+    double *tb = tw ? br_malloc((size_t)(B * tw) * sizeof(double)) : NULL;
+    double *col = br_malloc((size_t)B * sizeof(double));
+    double *yb = tw ? br_malloc((size_t)m * sizeof(double)) : NULL;   /* a block's t(X) %*% q */
+    bool ok = (qb || !qw) && (tb || !tw) && col && (yb || !tw);
+    P[n] = qb;
+    P[n + 1] = tb;
+    for (int64_t lo = ra; ok && lo < rb; lo += B) {
+        const int64_t len = BR_MIN(B, rb - lo);
+        /* row-indexed arrays addressed at their block's first row */
+        double *cb = (double *)((uintptr_t)col - (uintptr_t)lo * sizeof(double));
+        for (int j = 0; j < op->nprod; j++) {
+            L->mvec_rows(mm->d, x->P[op->prod_in[j]], m, lo, lo + len, cb);
+            for (int64_t i = 0; i < len; i++) qb[i * qw + j] = col[i];
+        }
+        op->fd(P, S, op->L, op->in.sc, lo, lo + len, rowout ? out + (lo - ra) * ldo : out, ldo, tmp);
+        for (int j = 0; j < op->ntq; j++) {
+            double *pt = out + x->off[op->tq_out[j]];
+            const double *q = tb;
+            if (tw != 1) {
+                for (int64_t i = 0; i < len; i++) col[i] = tb[i * tw + j];
+                q = col;
+            }
+            L->tvec_rows(mm->d, (const double *)((uintptr_t)q - (uintptr_t)lo * sizeof(double)), m, lo, lo + len, yb);
+            for (int64_t c = 0; c < m; c++) pt[c] += yb[c];
+        }
+    }
+    P[n] = P[n + 1] = NULL;
+    free(qb); free(tb); free(col); free(yb);
+    return ok;
+}
+
 /* Rows [ra, rb) with sparse side inputs (x->exp) into out: blocks of
  * EXP_ROWS rows, fewer for wide inputs (EXP_CELLS cells of the widest a
  * block; down to one row, so the scratch stays that small), each
@@ -668,6 +770,10 @@ static bool run_rows(const RCtx *x, int64_t ra, int64_t rb, double *out, int64_t
             r = cmb_rows(x, P, S, ra, rb, out, ldo, rowout, tmp, false);
         }
         ok = r > 0;
+        goto done;
+    }
+    if (x->dq) {
+        ok = dq_rows(x, P, S, ra, rb, out, ldo, rowout, tmp);
         goto done;
     }
     if (!x->per_row) {
@@ -741,6 +847,7 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
     if (x.npre && fill_stitched(&x, e)) { rctx_free(&x); return e->code; }
     if (x.cmb_main && prod_init(&x, e)) { rctx_free(&x); return e->code; }
     if (x.sparse_main && sq_init(&x, e)) { rctx_free(&x); return e->code; }
+    dq_init(&x);
     if (op->var == SPR_NO_AGG || op->var == SPR_ROW_AGG) {
         if (x.cmb_main) look_choose(&x, NULL, 0);
         int64_t oc = op->var == SPR_NO_AGG ? op->ocols : 1;

@@ -468,6 +468,47 @@ static void test_row_sq(bool quick)
     }
 }
 
+/* A dense main input that only one-column products and t(X) %*% q of
+ * one-column q read runs by blocks of rows through the matrix-vector
+ * leaves (spoof_row.c dq_rows): gradient steps with and without a
+ * product, t(q) %*% X, two roots of one pass, a NO_AGG output, and an
+ * operator that also reads the row (not taken), over rows of one block
+ * or many (a last block short), narrow and wide rows (the leaf's
+ * registers and its memory path), against the unfused plan, the same
+ * bits on 1 and 2 threads; the skeleton must have run so. */
+static void test_row_dq(bool quick)
+{
+    static const int64_t shapes[][2] = {{3000, 50}, {700, 300}, {2049, 9}, {37, 100}, {1500, 1000}};
+    int nshape = quick ? 2 : 5;
+    const char *nm[] = {"X", "w", "y", "z", "u"};
+    const char *on[] = {"o1", "o2", "o3", "o4", "o5", "o6", "o7"};
+    const char *src = "r = y - X %*% w\n"
+                      "o1 = t(X) %*% r\n"
+                      "o2 = X %*% w + 2 * z\n"
+                      "o3 = t(y - 1 / (1 + exp(-(X %*% w)))) %*% X\n"
+                      "o4 = t(X) %*% (pmax(1 - z * u, 0) * z)\n"
+                      "s = exp(u) * z\n"
+                      "o5 = t(X) %*% (s * y) + t(X) %*% (s * s)\n"
+                      "o6 = t(X) %*% (z * rowSums(X * X))\n"
+                      "o7 = t(X) %*% (u * (X %*% w))\n";
+    for (int s = 0; s < nshape; s++) {
+        int64_t m = shapes[s][0], n = shapes[s][1];
+        MB *ins[5];
+        ins[0] = t_gen(m, n, 1, -1, 1, false);
+        ins[1] = t_gen(n, 1, 1, -0.5, 0.5, false);
+        ins[2] = t_gen(m, 1, 1, -1, 1, false);
+        ins[3] = t_gen(m, 1, 1, 0, 2, false);
+        ins[4] = t_gen(m, 1, 1, -1, 1, false);
+        int64_t before = k_spoof_row_dq_runs();
+        char what[96];
+        snprintf(what, sizeof what, "row dq %lldx%lld", (long long)m, (long long)n);
+        check_all(what, src, 5, nm, ins, 7, on, 1e-10, 0, NULL);
+        T_CHECK(k_spoof_row_dq_runs() > before, "%s: no Row operator ran by blocks", what);
+        same_across_threads(what, src, &t_pols[0].o, 5, nm, ins, 7, on);
+        for (int v = 0; v < 5; v++) mb_release(ins[v]);
+    }
+}
+
 /* The skeleton's side of sq_rows with a Row operator of its contracts
  * (spoof.h), t(X) %*% (y - X %*% w) and t(y - X %*% w) %*% X, whose q
  * rows have one value (the sparse leaf's flat loop, tmv_rows): by
@@ -2662,6 +2703,7 @@ int main(void)
         RUN(test_row_b1, th == 2);
         RUN(test_row_exp, th == 2);
         RUN(test_row_sq, th == 2);
+        RUN(test_row_dq, th == 2);
         if (th == 1) RUN(test_row_sq_kernel);
         RUN(test_row_kmeans, th == 2);
         RUN(test_row_update, th == 2);
