@@ -409,9 +409,24 @@ static void emit_cell_head(StrBuf *b, bool count, const char *nz_head, const cha
     else sb_printf(b, "\n%s\n{\n", plain_head);
 }
 
-/* cg_dense, or with count cg_densenz: the same cells, returning the
- * non-zeros among them and *bad |= 1 where one is NaN or infinite
- * (kernels/spoof.h SpCellDenseNzFn). */
+/* The plain function of a plan with counting variants: calls the
+ * counting one (call: its arguments) and drops the count (its other
+ * callers: blocks of compressed or windowed inputs). */
+static void emit_cell_plain(StrBuf *b, const char *plain_head, const char *call)
+{
+    sb_printf(b, "\n%s\n{\n    int bad = 0;\n    (void)%s;\n}\n", plain_head, call);
+}
+
+static const char cell_dense_head[] =
+    "void cg_dense(const double *const *restrict P, const int64_t *restrict S, const double *restrict sc,\n"
+    "              int64_t r0, int64_t r1, int64_t j0, int64_t j1, double *const *restrict out, int64_t ldo)";
+static const char cell_flat_head[] =
+    "void cg_flat(const double *const *restrict P, const double *restrict sc, int64_t c0, int64_t c1,\n"
+    "             double *const *restrict out)";
+
+/* cg_dense, or with count cg_densenz (the same cells, returning the
+ * non-zeros among them and *bad |= 1 where one is NaN or infinite:
+ * kernels/spoof.h SpCellDenseNzFn) and a cg_dense calling it. */
 static void emit_cell_dense(Gen *g, bool count)
 {
     const CPlan *p = g->p;
@@ -422,8 +437,7 @@ static void emit_cell_dense(Gen *g, bool count)
                    "int64_t cg_densenz(const double *const *restrict P, const int64_t *restrict S,\n"
                    "                   const double *restrict sc, int64_t r0, int64_t r1, int64_t j0, int64_t j1,\n"
                    "                   double *const *restrict out, int64_t ldo, int *restrict bad)",
-                   "void cg_dense(const double *const *restrict P, const int64_t *restrict S, const double *restrict sc,\n"
-                   "              int64_t r0, int64_t r1, int64_t j0, int64_t j1, double *const *restrict out, int64_t ldo)");
+                   cell_dense_head);
     emit_scalars(g);
     emit_cell_column(g, count);
     sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n");
@@ -452,10 +466,12 @@ static void emit_cell_dense(Gen *g, bool count)
                "            nf |= !(fabs(v) <= DBL_MAX);\n"
                "        }\n"
                "    *bad |= nf;\n    return nz;\n}\n");
+    emit_cell_plain(b, cell_dense_head, "cg_densenz(P, S, sc, r0, r1, j0, j1, out, ldo, &bad)");
 }
 
-/* cg_flat, or with count cg_flatnz (SpCellFlatNzFn): every matrix input
- * full and dense, the cells c0 <= c < c1 in order. */
+/* cg_flat, or with count cg_flatnz (SpCellFlatNzFn) and a cg_flat
+ * calling it: every matrix input full and dense, the cells c0 <= c < c1
+ * in order. */
 static void emit_cell_flat(Gen *g, bool count)
 {
     const CPlan *p = g->p;
@@ -465,8 +481,7 @@ static void emit_cell_flat(Gen *g, bool count)
     emit_cell_head(b, count,
                    "int64_t cg_flatnz(const double *const *restrict P, const double *restrict sc, int64_t c0,\n"
                    "                  int64_t c1, double *const *restrict out, int *restrict bad)",
-                   "void cg_flat(const double *const *restrict P, const double *restrict sc, int64_t c0, int64_t c1,\n"
-                   "             double *const *restrict out)");
+                   cell_flat_head);
     emit_scalars(g);
     for (int k = 0; k < p->nin; k++)
         if (p->in[k].mode == IM_FULL) sb_printf(b, "    const double *restrict p%d = P[%d];\n", k, k);
@@ -479,6 +494,7 @@ static void emit_cell_flat(Gen *g, bool count)
         emit_cell_store(g, r, dst, "        ", count);
     }
     sb_puts(b, count ? "    }\n    *bad |= nf;\n    return nz;\n}\n" : "    }\n}\n");
+    if (count) emit_cell_plain(b, cell_flat_head, "cg_flatnz(P, sc, c0, c1, out, &bad)");
 }
 
 /* A Cell plan's functions. A no_agg plan of one output gets the
@@ -486,10 +502,9 @@ static void emit_cell_flat(Gen *g, bool count)
  * run_none_dense): the output's non-zeros counted and its finiteness
  * checked in the loop that writes it, where a pass over the written
  * cells afterwards cost up to two thirds of the operator when its inputs
- * are in cache. Its cg_dense and cg_flat (the other callers: blocks of
- * compressed or windowed inputs) call them and drop the count, so each
- * loop is compiled once (a second copy of a loop lengthens the compile
- * by about 30%, see emit_cell_column). */
+ * are in cache. Its cg_dense and cg_flat call them, so each loop is
+ * compiled once (a second copy of a loop lengthens the compile by about
+ * 30%, see emit_cell_column). */
 static void gen_cell(const CPlan *p, StrBuf *b)
 {
     Gen g = {.p = p, .b = b, .ax = AX_CELL};
@@ -498,16 +513,8 @@ static void gen_cell(const CPlan *p, StrBuf *b)
     for (int k = 0; k < p->nin; k++) vec |= p->in[k].mode == IM_ROW || p->in[k].mode == IM_COL;
     /* dense blocks of rows */
     emit_cell_dense(&g, count);
-    if (count)
-        sb_puts(b, "\nvoid cg_dense(const double *const *restrict P, const int64_t *restrict S, const double *restrict sc,\n"
-                   "              int64_t r0, int64_t r1, int64_t j0, int64_t j1, double *const *restrict out, int64_t ldo)\n"
-                   "{\n    int bad = 0;\n    (void)cg_densenz(P, S, sc, r0, r1, j0, j1, out, ldo, &bad);\n}\n");
     /* flat: every matrix input full and dense */
     if (!vec) emit_cell_flat(&g, count);
-    if (!vec && count)
-        sb_puts(b, "\nvoid cg_flat(const double *const *restrict P, const double *restrict sc, int64_t c0, int64_t c1,\n"
-                   "             double *const *restrict out)\n"
-                   "{\n    int bad = 0;\n    (void)cg_flatnz(P, sc, c0, c1, out, &bad);\n}\n");
     if (cell_full_agg(p)) emit_full_agg(&g, !vec);
     if (cell_full_agg(p) && p->sparse_safe && p->main >= 0) emit_sparse_agg(&g);
     /* sparse-safe: non-zeros of the main input's row */

@@ -477,6 +477,31 @@ static int64_t sq_runs;
 
 int64_t k_spoof_row_sq_runs(void) { return __atomic_load_n(&sq_runs, __ATOMIC_RELAXED); }
 
+/* The q rows of op's t(X) %*% q and t(q) %*% X outputs side by side
+ * (x->tqoff, x->tqk), for a skeleton that takes them from the generated
+ * code's loop without the main row (sq_rows, dq_rows): their width in
+ * all, or -1 where one of them is no COL_T_AGG output or another COL_T_AGG
+ * output is not among them (the generated loop over given q rows
+ * accumulates none). */
+static int64_t tq_layout(RCtx *x)
+{
+    const SpoofRow *op = x->op;
+    int64_t tw = 0;
+    for (int j = 0; j < op->ntq; j++) {
+        int t = op->tq_out[j];
+        if (t < 0 || t >= x->nout || x->out[t].var != SPR_COL_T_AGG) return -1;
+        x->tqoff[j] = tw;
+        x->tqk[j] = op->tq_left[j] ? x->out[t].ocols : x->out[t].orows;
+        tw += x->tqk[j];
+    }
+    for (int t = 0; t < x->nout; t++) {
+        bool mine = x->out[t].var != SPR_COL_T_AGG;
+        for (int j = 0; j < op->ntq; j++) mine |= op->tq_out[j] == t;
+        if (!mine) return -1;
+    }
+    return tw;
+}
+
 static int sq_init(RCtx *x, BrErr *e)
 {
     const SpoofRow *op = x->op;
@@ -484,7 +509,7 @@ static int sq_init(RCtx *x, BrErr *e)
         op->nprod > SPOOF_MAXPROD || op->ntq > x->nout)
         return 0;
     const MB *mm = op->in.m[op->main];
-    int64_t w = 0, tw = 0;
+    int64_t w = 0;
     for (int j = 0; j < op->nprod; j++) {
         int k = op->prod_in[j];
         const MB *b = op->in.m[k];
@@ -492,21 +517,8 @@ static int sq_init(RCtx *x, BrErr *e)
         x->pqoff[j] = w;
         w += b->cols;
     }
-    for (int j = 0; j < op->ntq; j++) {
-        int t = op->tq_out[j];
-        if (t < 0 || t >= x->nout || x->out[t].var != SPR_COL_T_AGG) return 0;
-        x->tqoff[j] = tw;
-        x->tqk[j] = op->tq_left[j] ? x->out[t].ocols : x->out[t].orows;
-        tw += x->tqk[j];
-    }
-    /* every t(.) %*% . partial is the skeleton's: the dense function
-     * would accumulate another transposed (spoof.h) */
-    for (int t = 0; t < x->nout; t++) {
-        bool mine = x->out[t].var != SPR_COL_T_AGG;
-        for (int j = 0; j < op->ntq; j++) mine |= op->tq_out[j] == t;
-        if (!mine) return 0;
-    }
-    if (w > 256 || tw > 256) return 0;
+    const int64_t tw = tq_layout(x);
+    if (w > 256 || tw < 0 || tw > 256) return 0;
     int n = op->in.n;
     x->Pd = br_calloc((size_t)n + 2, sizeof *x->Pd);
     x->tside = br_calloc((size_t)n + 1, sizeof *x->tside);
@@ -636,22 +648,9 @@ static void dq_init(RCtx *x)
         const MB *b = op->in.m[k];
         if (op->in.mode[k] != SPM_MAT || !b || b->cmb || b->rows != mm->cols || b->cols != 1 || op->L[k] != 1)
             return;
-        x->pqoff[j] = j;
     }
-    for (int j = 0; j < op->ntq; j++) {
-        int t = op->tq_out[j];
-        if (t < 0 || t >= x->nout || x->out[t].var != SPR_COL_T_AGG) return;
-        if ((op->tq_left[j] ? x->out[t].ocols : x->out[t].orows) != 1) return;
-        x->tqoff[j] = j;
-        x->tqk[j] = 1;
-    }
-    /* every t(.) %*% . partial is taken here (the generated loop over
-     * given q rows accumulates none) */
-    for (int t = 0; t < x->nout; t++) {
-        bool mine = x->out[t].var != SPR_COL_T_AGG;
-        for (int j = 0; j < op->ntq; j++) mine |= op->tq_out[j] == t;
-        if (!mine) return;
-    }
+    if (tq_layout(x) < 0) return;
+    for (int j = 0; j < op->ntq; j++) if (x->tqk[j] != 1) return;
     x->qw = op->nprod;
     x->tw = op->ntq;
     x->dq = true;
@@ -677,11 +676,12 @@ static bool dq_rows(const RCtx *x, const double **P, const int64_t *S, int64_t r
     P[n + 1] = tb;
     for (int64_t lo = ra; ok && lo < rb; lo += B) {
         const int64_t len = BR_MIN(B, rb - lo);
-        /* row-indexed arrays addressed at their block's first row */
-        double *cb = (double *)((uintptr_t)col - (uintptr_t)lo * sizeof(double));
+        /* (the leaves' row-indexed arrays addressed at the block's first row) */
         for (int j = 0; j < op->nprod; j++) {
-            L->mvec_rows(mm->d, x->P[op->prod_in[j]], m, lo, lo + len, cb);
-            for (int64_t i = 0; i < len; i++) qb[i * qw + j] = col[i];
+            double *y = qw == 1 ? qb : col;
+            L->mvec_rows(mm->d, x->P[op->prod_in[j]], m, lo, lo + len,
+                         (double *)((uintptr_t)y - (uintptr_t)lo * sizeof(double)));
+            if (qw != 1) for (int64_t i = 0; i < len; i++) qb[i * qw + j] = col[i];
         }
         op->fd(P, S, op->L, op->in.sc, lo, lo + len, rowout ? out + (lo - ra) * ldo : out, ldo, tmp);
         for (int j = 0; j < op->ntq; j++) {
