@@ -176,12 +176,12 @@ static double dnn_flops(const Instr *in, const Value *regs)
     }
 }
 
-void rt_bound_instr(const Instr *in, const Value *regs)
+double rt_bound_instr(const Instr *in, const Value *regs)
 {
-    if (in->kind == I_LIT || in->kind == I_READ || in->kind == I_OUT || in->kind == I_CALL) return;
+    if (in->kind == I_LIT || in->kind == I_READ || in->kind == I_OUT || in->kind == I_CALL) return 0;
     double rd = 0, wr = vbytes(&regs[in->out]), fl = 0;
     for (int k = 0; k < in->nin; k++) if (in->in[k] >= 0) rd += vbytes(&regs[in->in[k]]);
-    if (rd == 0 && wr == 0) return;   /* scalars */
+    if (rd == 0 && wr == 0) return 0;   /* scalars */
     if (in->kind == I_MATMUL) fl = mm_flops(in, regs);
     else if (in->kind == I_BUILTIN) fl = la_flops(in, regs) + dnn_flops(in, regs);
     else if (in->kind == I_FUSED && in->fused) {
@@ -191,13 +191,14 @@ void rt_bound_instr(const Instr *in, const Value *regs)
             fl = cg_flops(in->fused, in->nin, local);
         }
     }
-    double t = (rd + wr) / read_bps, tf = fl / gemm_fps;
+    double t = (rd + wr) / read_bps, tf = fl / gemm_fps, b = t > tf ? t : tf;
     pthread_mutex_lock(&mu);
-    acc[0] += t > tf ? t : tf;
+    acc[0] += b;
     acc[1] += rd;
     acc[2] += wr;
     acc[3] += fl;
     pthread_mutex_unlock(&mu);
+    return b;
 }
 
 void rt_bound_mark(void)

@@ -17,8 +17,9 @@ extern int rt_bound_on;   /* -1 unknown, 0 off, 1 on */
 /* Reads BRAID_BOUND once; true when the meter runs. */
 bool rt_bound_enabled(void);
 /* Adds instruction in (executed; its registers still hold its inputs
- * and output). */
-void rt_bound_instr(const Instr *in, const Value *regs);
+ * and output); returns its bound in seconds (-stats shows them summed
+ * per heavy hitter). */
+double rt_bound_instr(const Instr *in, const Value *regs);
 /* A time() call: the mark the interval at exit ends with. */
 void rt_bound_mark(void);
 

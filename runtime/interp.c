@@ -100,7 +100,7 @@ void rt_print_error(const Rt *rt, FILE *f)
 
 /* ---- statistics ---- */
 
-static void stat_add(Rt *rt, const char *name, int64_t ns)
+static void stat_add(Rt *rt, const char *name, int64_t ns, double bound)
 {
     pthread_mutex_lock(&rt->lock);
     int i;
@@ -115,10 +115,12 @@ static void stat_add(Rt *rt, const char *name, int64_t ns)
         rt->stats[i].name = name;
         rt->stats[i].count = 0;
         rt->stats[i].ns = 0;
+        rt->stats[i].bound = 0;
         rt->nstats++;
     }
     rt->stats[i].count++;
     rt->stats[i].ns += ns;
+    rt->stats[i].bound += bound;
     pthread_mutex_unlock(&rt->lock);
 }
 
@@ -153,11 +155,17 @@ void rt_print_stats(Rt *rt, FILE *f, int top)
                 rt->pf_least_degree);
     if (rt->prog->hooks && rt->prog->hooks->print_stats) rt->prog->hooks->print_stats(rt->prog, f);
     if (rt->nstats) qsort(rt->stats, (size_t)rt->nstats, sizeof *rt->stats, stat_cmp);   /* none: NULL */
+    /* with the bound meter on, each hitter's bound and time / bound */
+    bool bd = __atomic_load_n(&rt_bound_on, __ATOMIC_RELAXED) == 1;
     fprintf(f, "Heavy hitter instructions:\n");
-    fprintf(f, "  #  Instruction          Time(s)      Count\n");
-    for (int i = 0; i < rt->nstats && i < top; i++)
-        fprintf(f, "%3d  %-18s %9.3f %10lld\n", i + 1, rt->stats[i].name,
-                (double)rt->stats[i].ns / 1e9, (long long)rt->stats[i].count);
+    fprintf(f, "  #  Instruction          Time(s)      Count%s\n", bd ? "   Bound(s)  Time/Bound" : "");
+    for (int i = 0; i < rt->nstats && i < top; i++) {
+        fprintf(f, "%3d  %-18s %9.3f %10lld", i + 1, rt->stats[i].name, (double)rt->stats[i].ns / 1e9,
+                (long long)rt->stats[i].count);
+        if (bd && rt->stats[i].bound > 0)
+            fprintf(f, " %10.4f %11.2f", rt->stats[i].bound, (double)rt->stats[i].ns / 1e9 / rt->stats[i].bound);
+        fputc('\n', f);
+    }
 }
 
 /* ---- instructions ---- */
@@ -444,8 +452,10 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
             rc = -1;
             break;
         }
-        if (rt->opt.stats && in->kind != I_LIT) stat_add(rt, in->statname, br_now_ns() - t0);
-        if (__atomic_load_n(&rt_bound_on, __ATOMIC_RELAXED) && rt_bound_enabled()) rt_bound_instr(in, regs);
+        int64_t took = br_now_ns() - t0;
+        double bnd = __atomic_load_n(&rt_bound_on, __ATOMIC_RELAXED) && rt_bound_enabled() ? rt_bound_instr(in, regs)
+                                                                                            : 0;
+        if (rt->opt.stats && in->kind != I_LIT) stat_add(rt, in->statname, took, bnd);
         const Value *o = &regs[in->out];
         if (o->kind == V_MATRIX && o->m && o->m->rows * o->m->cols > seen) seen = o->m->rows * o->m->cols;
         for (int k = 0; k < in->nfree; k++) val_release(&regs[in->frees[k]]);

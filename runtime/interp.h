@@ -37,7 +37,9 @@ typedef struct RtOptions {
 /* Compressed linear algebra modes (docs/cla.md). */
 enum { RT_CLA_OFF, RT_CLA_ON, RT_CLA_AUTO };
 
-typedef struct RtStat { const char *name; int64_t count; int64_t ns; } RtStat;
+/* one heavy hitter: its calls, time and (with the bound meter on,
+ * runtime/bound.h) the sum of its calls' bounds */
+typedef struct RtStat { const char *name; int64_t count; int64_t ns; double bound; } RtStat;
 
 /* Iterations of one loop (by its script position) in a run: how often
  * the loop statement ran, its body's runs in all, and the most of any one

@@ -3,6 +3,7 @@
  * message (or run normally), never a crash by signal. Runs build/braid
  * (or $BRAID) under `timeout`. */
 #include <glob.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,18 +105,39 @@ static void bound_meter(void)
     if (braid_bin()[0] != '/' && !getcwd(cwd, sizeof cwd)) return;
     for (int env = 0; env < 2; env++) {
         char cmd[1024];
-        snprintf(cmd, sizeof cmd, "cd /tmp && %s timeout -s KILL 60 %s%s%s -f %s 2>&1 >/dev/null",
+        snprintf(cmd, sizeof cmd, "cd /tmp && %s timeout -s KILL 60 %s%s%s -stats -f %s 2>&1",
                  env ? "BRAID_BOUND='1 2'" : "env -u BRAID_BOUND", cwd, cwd[0] ? "/" : "", braid_bin(), path);
         FILE *f = popen(cmd, "r");
-        char line[512] = "";
-        double sec = -1, rd = -1, wr = -1, fl = -1;
-        int marks = -1, got = 0;
-        while (f && fgets(line, sizeof line, f))
+        char line[512] = "", name[64];
+        double sec = -1, rd = -1, wr = -1, fl = -1, ht = -1, hb = -1, hr = -1;
+        int marks = -1, got = 0, head = 0, hits = 0;
+        long long hc = 0;
+        while (f && fgets(line, sizeof line, f)) {
             if (sscanf(line, "BOUND seconds=%lf read_bytes=%lf write_bytes=%lf flops=%lf marks=%d", &sec, &rd, &wr,
                        &fl, &marks) == 5)
                 got++;
+            if (strstr(line, "Instruction") && strstr(line, "Bound(s)") && strstr(line, "Time/Bound")) head++;
+            /* the heavy hitter of the product: its time, calls, bound, ratio */
+            double t1 = -1, b1 = -1, r1 = -1;
+            long long c1 = 0;
+            int n1 = 0, k = sscanf(line, "%d %63s %lf %lld %lf %lf", &n1, name, &t1, &c1, &b1, &r1);
+            if (k >= 4 && strcmp(name, "ba+*") == 0) {
+                hits++;
+                ht = t1, hc = c1, hb = b1, hr = r1;
+            }
+        }
         if (f) pclose(f);
-        if (!env) { T_CHECK(got == 0, "BOUND printed without BRAID_BOUND"); continue; }
+        if (!env) {
+            T_CHECK(got == 0, "BOUND printed without BRAID_BOUND");
+            T_CHECK(head == 0 && hits == 1 && hb < 0, "-stats without BRAID_BOUND: no bound column (%d, %d, %g)", head,
+                    hits, hb);
+            continue;
+        }
+        /* -stats: the product's bound beside its time (the only one) */
+        T_CHECK(head == 1 && hits == 1 && hc == 1, "-stats bound column: header %d, ba+* lines %d, calls %lld", head,
+                hits, hc);
+        T_CHECK(hb > sec * 0.99 - 1e-4 && hb < sec * 1.01 + 1e-4, "-stats ba+* bound %.4f, BOUND %.6f", hb, sec);
+        T_CHECK(hr > 0 && ht >= 0, "-stats ba+* time/bound %.2f (time %.3f)", hr, ht);
         T_CHECK(got == 1, "one BOUND line, got %d", got);
         T_CHECK(marks == 2, "marks %d", marks);
         T_CHECK(fl == 800000, "flops %.0f", fl);
