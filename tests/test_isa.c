@@ -350,9 +350,9 @@ static void test_agg_blocks(const KAggLeaf *G, const KAggLeaf *L, const char *lv
 
 static void test_mm_leaf(const KMmLeaf *G, const KMmLeaf *L, const char *lv)
 {
-    static const int64_t ks[] = {1, 5, 32, 128};
+    static const int64_t ks[] = {1, 5, 32, 128, 1001};
     const int64_t m = 13;
-    for (int ki = 0; ki < 4; ki++)
+    for (int ki = 0; ki < 5; ki++)
         for (int64_t n = 1; n <= 16; n++) {
             int64_t k = ks[ki], w = (n + 3) / 4 * 4, nzg, nzl;
             double *A = malloc((size_t)(m * k) * sizeof(double)), *cg = malloc((size_t)(m * n) * sizeof(double));

@@ -274,15 +274,18 @@ static void test_matmul_big_sparse(void)
     br_set_threads(2);
 }
 
-/* Skinny right sides (the register kernel, up to 16 columns and 128
- * rows of b) and small transpose-left outputs with a sparse left side
- * (one pass with fixed row blocks), against the reference, with results
- * identical for 1 and 2 threads. */
+/* Skinny right sides (the register kernel, up to 16 columns and 65536
+ * rows of b; tasks of at most 1024 rows and 131072 cells) and small
+ * transpose-left outputs with a sparse left side (one pass with fixed row
+ * blocks), against the reference, with results identical for 1 and 2
+ * threads. */
 static void test_skinny(void)
 {
     static const int64_t mm[][3] = {
         {5000, 10, 5}, {4099, 3, 2}, {3001, 17, 16}, {2000, 128, 9}, {2000, 129, 4},
         {70001, 10, 5}, {6, 7, 13}, {5, 1, 3},
+        /* wide rows: several tasks of fewer rows; past SK_KMAX (dgemm) */
+        {3001, 1000, 4}, {1203, 4999, 16}, {97, 20000, 7}, {40, 65537, 3},
     };
     for (size_t c = 0; c < sizeof mm / sizeof *mm; c++)
         for (int sp = 2; sp < 4; sp++) {
