@@ -138,10 +138,14 @@ extern const KAggLeaf k_agg_leaf_generic, k_agg_leaf_avx2, k_agg_leaf_avx512;
  * (the caller's finiteness flag, matrix/mb.h). */
 typedef int64_t (*KMmRows)(const double *A, const double *B, double *C, int64_t k, int64_t n, int64_t r0,
                            int64_t r1, int *nonfinite);
+/* KMmRows with C's row stride ldc (>= n): C may be a band of a wider
+ * matrix's columns */
+typedef int64_t (*KMmBand)(const double *A, const double *B, double *C, int64_t k, int64_t n, int64_t ldc,
+                           int64_t r0, int64_t r1, int *nonfinite);
 typedef struct KMmLeaf {
     /* B of n <= 16 columns, given padded: k rows of (n + 3) / 4 * 4
      * doubles (zeros past column n), 32-byte aligned */
-    KMmRows skinny_rows;
+    KMmBand skinny_rows;
     /* B (k x n) as it is, for small k (register tiles of 4 x 32); NULL
      * below AVX-512 (the caller uses BLAS) */
     KMmRows lowk_rows;
@@ -185,10 +189,13 @@ typedef struct KMmLeaf {
      * NULL in the generic copy. */
     void (*tvec_rows)(const double *A, const double *x, int64_t k, int64_t r0, int64_t r1, double *y);
     /* tmm_rows: t(A) %*% B over the rows [r0, r1) (A with k columns, B
-     * with n of 2 to 8, both row-major): C[j * n + c] = tvec_rows's
-     * chain for column c of B (the same bits), the n columns a row in
-     * registers by tiles of A's columns; NULL in the generic copy */
-    void (*tmm_rows)(const double *A, const double *B, int64_t k, int64_t n, int64_t r0, int64_t r1, double *C);
+     * with n of 2 to 8 and a row stride of ldb >= n, both row-major:
+     * B may be a band of a wider matrix's columns): C[j * n + c] =
+     * tvec_rows's chain for column c of B (the same bits), the n columns
+     * a row in registers by tiles of A's columns; NULL in the generic
+     * copy */
+    void (*tmm_rows)(const double *A, const double *B, int64_t k, int64_t n, int64_t ldb, int64_t r0, int64_t r1,
+                     double *C);
     void (*mvec_rows)(const double *A, const double *v, int64_t k, int64_t r0, int64_t r1, double *y);
 } KMmLeaf;
 

@@ -460,34 +460,54 @@ static int gemv_trows(const double *A, const double *x, double *y, int64_t m, in
  * (2 threads, AMD Zen 5, 2026-12-07) against dgemm up to k = 50000: A of
  * 200 MB times B of 2-16 columns 3.3-4.7x faster at k = 1000, 2.6x at k
  * = 50000 (dgemm's copy of A took most of its time). */
-#define SK_NMAX 16
+#define SK_NMAX 48        /* by bands of at most SK_BAND columns past SK_BAND */
+#define SK_BAND 16
 #define SK_KMAX 65536
 #define SK_ROWS 1024      /* rows per parallel task, at most SK_CELLS cells */
 #define SK_CELLS 131072
+#define SK_SUB_CELLS 32768   /* rows a task runs through every band at a time (L2) */
 
 /* C (m x n) = A (m x k) %*% B (k x n) for n <= SK_NMAX, k <= SK_KMAX,
  * parallel over fixed row ranges; returns the non-zeros of C, or -1 when
- * out of memory, and sets *nonfinite when C holds a NaN or infinity. */
+ * out of memory, and sets *nonfinite when C holds a NaN or infinity.
+ * Past SK_BAND columns B goes by bands of SK_BAND (the last one the
+ * rest), each padded apart; a task's rows go through every band a
+ * sub-range at a time, so the bands after the first read them from L2.
+ * Each cell is its row summed over l in order, whatever the band. */
 static int64_t gemm_skinny(const double *A, const double *B, double *C,
                            int64_t m, int64_t k, int64_t n, int *nonfinite)
 {
-    int64_t w = (n + 3) / 4 * 4;   /* padded row of B */
-    size_t bytes = (size_t)(k * w + 4) * sizeof(double);
+    const int64_t nb = (n + SK_BAND - 1) / SK_BAND;
+    int64_t off[SK_NMAX / SK_BAND + 1], tot = 0;
+    for (int64_t b = 0; b < nb; b++) {
+        off[b] = tot;
+        tot += k * ((BR_MIN(SK_BAND, n - b * SK_BAND) + 3) / 4 * 4);
+    }
+    size_t bytes = (size_t)(tot + 4) * sizeof(double);
     double *bp = br_alloc_aligned(bytes);
     if (!bp) return -1;
     memset(bp, 0, bytes);
-    for (int64_t l = 0; l < k; l++)
-        for (int64_t j = 0; j < n; j++) bp[l * w + j] = B[l * n + j];
+    for (int64_t b = 0; b < nb; b++) {
+        const int64_t c0 = b * SK_BAND, wb = BR_MIN(SK_BAND, n - c0), w = (wb + 3) / 4 * 4;
+        for (int64_t l = 0; l < k; l++)
+            for (int64_t j = 0; j < wb; j++) bp[off[b] + l * w + j] = B[l * n + c0 + j];
+    }
     const int64_t rows = BR_MAX(8, BR_MIN(SK_ROWS, SK_CELLS / k) / 8 * 8);
+    const int64_t sub = nb > 1 ? BR_MAX(8, SK_SUB_CELLS / k / 8 * 8) : rows;
     int64_t nt = (m + rows - 1) / rows, nz = 0;
-    int T = nthreads_for((double)m * (double)k * (double)(w / 4));
+    int T = nthreads_for((double)m * (double)k * (double)((n + 3) / 4));
     if (T > nt) T = (int)nt;
     const KMmLeaf *L = k_leaves(k_isa())->mm;
     int bad = 0;
     #pragma omp parallel for num_threads(T) schedule(static) reduction(+ : nz) reduction(| : bad) if (T > 1)
     for (int64_t t = 0; t < nt; t++) {
-        int64_t r0 = t * rows, r1 = BR_MIN(m, r0 + rows);
-        nz += L->skinny_rows(A, bp, C, k, n, r0, r1, &bad);
+        const int64_t r1 = BR_MIN(m, t * rows + rows);
+        for (int64_t r0 = t * rows; r0 < r1; r0 += sub)
+            for (int64_t b = 0; b < nb; b++) {
+                const int64_t c0 = b * SK_BAND;
+                nz += L->skinny_rows(A, bp + off[b], C + c0, k, BR_MIN(SK_BAND, n - c0), n, r0, BR_MIN(r1, r0 + sub),
+                                     &bad);
+            }
     }
     br_free_aligned(bp);
     *nonfinite |= bad;
@@ -533,14 +553,14 @@ static int gemm_nn(const double *A, const double *B, double *C,
     *nonfinite = 0;
     if (n == 1) { *nnz = gemv_rows(A, B, C, m, k, nonfinite); return 0; }
     if (m == 1) return gemv_trows(B, A, C, k, n);
-    if (n <= SK_NMAX && k <= SK_KMAX) {
-        *nnz = gemm_skinny(A, B, C, m, k, n, nonfinite);
-        return *nnz < 0 ? -1 : 0;
-    }
     KMmRows lowk = k_leaves(k_isa())->mm->lowk_rows;
     if (lowk && k <= LK_KMAX && n >= 32 && (double)m * (double)n >= 65536) {
         *nnz = gemm_lowk(lowk, A, B, C, m, k, n, nonfinite);
         return 0;
+    }
+    if (n <= SK_NMAX && k <= SK_KMAX) {
+        *nnz = gemm_skinny(A, B, C, m, k, n, nonfinite);
+        return *nnz < 0 ? -1 : 0;
     }
     int nb = gemm_blocks((double)m * (double)k * (double)n, m);
     if (nb > 1) { gemm_in_blocks(false, A, B, C, m, k, n, nb); return 0; }
@@ -554,29 +574,53 @@ static int gemm_nn(const double *A, const double *B, double *C,
 }
 
 /* t(A) %*% B for A (k x m, m <= GEMV_TMAX) and B (k x n) of 2 to
- * TN_COLS columns into C (m x n), the leaf's tmm_rows present: per fixed
- * row group of gemv_trows's size (about 256 KB of A), tmm_rows (B's n
+ * TN_MAX columns into C (m x n), the leaf's tmm_rows present: per fixed
+ * row group of gemv_trows's size (about 256 KB of A), tmm_rows (B's
  * columns of a row in registers against tiles of A's columns, the group
- * from L2 after the first tile); the groups' partials added in group
- * order, so the bits depend on the shape only. OpenBLAS's dgemm took
- * 12-35 ms for a 250,000 x 100 A and 2 to 32 columns, where one read of
- * A takes about 4. Returns 0, or -1 when out of memory. */
+ * from L2 after the first tile) over bands of at most TN_COLS of B's
+ * columns (n > TN_COLS: ceil(n / TN_COLS) bands of nearly equal width,
+ * each at least 2 wide; the group stays in L2 for the next band); the
+ * groups' partials added in group order, so the bits depend on the shape
+ * only (each column is tvec_rows's chain, whatever the band). OpenBLAS's
+ * dgemm took 12-35 ms for a 250,000 x 100 A and 2 to 32 columns, where
+ * one read of A takes about 4; at 12 and 16 columns 43-44 ms, and 98 ms
+ * for a 2,500,000 x 10 A by 12 columns (docs/perf.md). Returns 0, or -1
+ * when out of memory. */
 #define TN_COLS 8
+/* bands (n > TN_COLS) only while a group of rows (at least 64) stays in
+ * L2 across them: up to 16 columns for A of at most 512 columns, up to
+ * TN_MAX for at most TN_WIDE_M (measured, docs/perf.md: at 4000 columns
+ * two bands took 48 ms where dgemm took 26) */
+#define TN_MAX 48
+#define TN_WIDE_M 256
+static bool tn_banded(int64_t m, int64_t n)
+{
+    return n <= TN_COLS ? m <= GEMV_TMAX : (n <= 16 && m <= 512) || (n <= TN_MAX && m <= TN_WIDE_M);
+}
 static int gemm_tn_cols(const double *A, const double *B, double *C, int64_t k, int64_t m, int64_t n)
 {
     const KMmLeaf *M = k_leaves(k_isa())->mm;
     const int64_t rows = BR_MAX(64, GEMV_CELLS / BR_MAX(m, 1)), ng = (k + rows - 1) / rows;
+    const int64_t nb = (n + TN_COLS - 1) / TN_COLS;   /* bands: band b is [n * b / nb, n * (b + 1) / nb) */
     int T = nthreads_for((double)k * (double)m * (double)n);
     if (T > ng) T = (int)ng;
     double *part = br_malloc((size_t)(ng * n * m) * sizeof(double));
     if (!part) return -1;
+    /* a group's partial: band b's m x w block at m * (its first column) */
     #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int64_t g = 0; g < ng; g++)
-        M->tmm_rows(A, B, m, n, g * rows, BR_MIN(k, g * rows + rows), part + g * m * n);
-    for (int64_t c = 0; c < m * n; c++) {
-        double t = part[c];
-        for (int64_t g = 1; g < ng; g++) t += part[g * m * n + c];
-        C[c] = t;
+        for (int64_t b = 0; b < nb; b++) {
+            const int64_t c0 = n * b / nb, w = n * (b + 1) / nb - c0;
+            M->tmm_rows(A, B + c0, m, w, n, g * rows, BR_MIN(k, g * rows + rows), part + g * m * n + m * c0);
+        }
+    for (int64_t b = 0; b < nb; b++) {
+        const int64_t c0 = n * b / nb, w = n * (b + 1) / nb - c0;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t c = 0; c < w; c++) {
+                double t = part[m * c0 + i * w + c];
+                for (int64_t g = 1; g < ng; g++) t += part[g * m * n + m * c0 + i * w + c];
+                C[i * n + c0 + c] = t;
+            }
     }
     free(part);
     return 0;
@@ -590,8 +634,8 @@ static int gemm_tn(const double *A, const double *B, double *C,
     if (n == 1) return gemv_trows(A, B, C, k, m);
     if (m == 1) return gemv_trows(B, A, C, k, n);
     if (k_leaves(k_isa())->mm->tmm_rows) {
-        if (n <= TN_COLS && m <= GEMV_TMAX) return gemm_tn_cols(A, B, C, k, m, n);
-        if (m <= TN_COLS && n <= GEMV_TMAX) {
+        if (tn_banded(m, n)) return gemm_tn_cols(A, B, C, k, m, n);
+        if (tn_banded(n, m)) {
             /* t(t(B) %*% A), transposed into C */
             double *t = br_malloc((size_t)(m * n) * sizeof(double));
             if (!t || gemm_tn_cols(B, A, t, k, n, m)) { free(t); return -1; }

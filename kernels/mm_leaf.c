@@ -39,7 +39,7 @@ typedef double v4d __attribute__((vector_size(32)));
  * (inlined). */
 #define SK_PF 16
 static inline __attribute__((always_inline)) int64_t
-skinny_rows(const double *A, const v4d *bp, double *C, int64_t k, int64_t n,
+skinny_rows(const double *A, const v4d *bp, double *C, int64_t k, int64_t n, int64_t ldc,
             int64_t r0, int64_t r1, int NV, int *nonfinite)
 {
 #if defined(__AVX512F__)
@@ -75,7 +75,7 @@ skinny_rows(const double *A, const v4d *bp, double *C, int64_t k, int64_t n,
         for (int r = 0; r < R; r++) {
             double out[16];
             memcpy(out, acc[r], sizeof out);
-            double *c = C + (i + r) * n;
+            double *c = C + (i + r) * ldc;
             for (int64_t j = 0; j < n; j++) {
                 c[j] = out[j];
                 nz += out[j] != 0;
@@ -88,16 +88,16 @@ skinny_rows(const double *A, const v4d *bp, double *C, int64_t k, int64_t n,
 }
 
 /* KMmLeaf.skinny_rows */
-static int64_t skinny(const double *A, const double *bp, double *C, int64_t k, int64_t n, int64_t r0,
+static int64_t skinny(const double *A, const double *bp, double *C, int64_t k, int64_t n, int64_t ldc, int64_t r0,
                       int64_t r1, int *nonfinite)
 {
-    assert(n >= 1 && n <= 16);
+    assert(n >= 1 && n <= 16 && ldc >= n);
     const v4d *b = (const v4d *)(const void *)bp;
     switch ((n + 3) / 4) {
-    case 1: return skinny_rows(A, b, C, k, n, r0, r1, 1, nonfinite);
-    case 2: return skinny_rows(A, b, C, k, n, r0, r1, 2, nonfinite);
-    case 3: return skinny_rows(A, b, C, k, n, r0, r1, 3, nonfinite);
-    default: return skinny_rows(A, b, C, k, n, r0, r1, 4, nonfinite);
+    case 1: return skinny_rows(A, b, C, k, n, ldc, r0, r1, 1, nonfinite);
+    case 2: return skinny_rows(A, b, C, k, n, ldc, r0, r1, 2, nonfinite);
+    case 3: return skinny_rows(A, b, C, k, n, ldc, r0, r1, 3, nonfinite);
+    default: return skinny_rows(A, b, C, k, n, ldc, r0, r1, 4, nonfinite);
     }
 }
 
@@ -645,15 +645,22 @@ static void tvec_rows(const double *A, const double *x, int64_t k, int64_t r0, i
  * most), one pass over the rows a tile; the last vector of a row that
  * ends inside one (masked, its lanes past k not stored) a tile of its
  * own. */
+#define TM_PF 8
 static inline __attribute__((always_inline)) void
-tmm_tile(const double *A, const double *B, int64_t k, int64_t r0, int64_t r1, int64_t j0, int Q, int N, double *C)
+tmm_tile(const double *A, const double *B, int64_t ldb, int64_t k, int64_t r0, int64_t r1, int64_t j0, int Q, int N,
+         double *C)
 {
     vmid t[32];
     const int64_t last = BR_MIN(MID_W, k - j0);   /* lanes of a masked tile (Q == 1) */
 #pragma GCC unroll 16
     for (int i = 0; i < Q * N; i++) t[i] = (vmid){0};
     for (int64_t r = r0; r < r1; r++) {
-        const double *ar = A + r * k + j0, *br = B + r * N;
+        const double *ar = A + r * k + j0, *br = B + r * ldb;
+        if (j0 == 0 && r + TM_PF < r1) {
+            const char *p = (const char *)(A + (r + TM_PF) * k);
+            for (int64_t c = 0; c < k * 8; c += 64) __builtin_prefetch(p + c, 0, 3);
+            __builtin_prefetch(B + (r + TM_PF) * ldb, 0, 3);
+        }
 #pragma GCC unroll 8
         for (int q = 0; q < Q; q++) {
             const vmid a = last < MID_W ? vload_n(ar, last) : *(const vmidu *)(ar + q * MID_W);
@@ -661,15 +668,20 @@ tmm_tile(const double *A, const double *B, int64_t k, int64_t r0, int64_t r1, in
             for (int c = 0; c < N; c++) t[c * Q + q] = MID_FMA(br[c], a, t[c * Q + q]);
         }
     }
+    /* through a buffer: a lane index into t kept t on the stack, stored
+     * back at every row of the loop above */
+    double o[32 * MID_W] __attribute__((aligned(64)));
+#pragma GCC unroll 32
+    for (int i = 0; i < Q * N; i++) *(vmidu *)(o + i * MID_W) = t[i];
     for (int c = 0; c < N; c++)
         for (int q = 0; q < Q; q++)
-            for (int64_t l = 0; l < (Q == 1 ? last : MID_W); l++) C[(j0 + q * MID_W + l) * N + c] = t[c * Q + q][l & (MID_W - 1)];
+            for (int64_t l = 0; l < (Q == 1 ? last : MID_W); l++) C[(j0 + q * MID_W + l) * N + c] = o[(c * Q + q) * MID_W + l];
 }
 
 /* tiles of 8, 4, 2 and 1 full vectors (as many as N leaves registers for),
  * then the masked last vector */
 static inline __attribute__((always_inline)) void
-tmm_cols(const double *A, const double *B, int64_t k, int64_t r0, int64_t r1, int N, double *C)
+tmm_cols(const double *A, const double *B, int64_t ldb, int64_t k, int64_t r0, int64_t r1, int N, double *C)
 {
 #if defined(__AVX512F__)
     const int qmax = N <= 2 ? 8 : N <= 5 ? 4 : 2;
@@ -678,23 +690,24 @@ tmm_cols(const double *A, const double *B, int64_t k, int64_t r0, int64_t r1, in
 #endif
     const int64_t full = k / MID_W;
     int64_t v = 0;
-    if (qmax >= 8) for (; v + 8 <= full; v += 8) tmm_tile(A, B, k, r0, r1, v * MID_W, 8, N, C);
-    if (qmax >= 4) for (; v + 4 <= full; v += 4) tmm_tile(A, B, k, r0, r1, v * MID_W, 4, N, C);
-    if (qmax >= 2) for (; v + 2 <= full; v += 2) tmm_tile(A, B, k, r0, r1, v * MID_W, 2, N, C);
-    for (; v < full; v++) tmm_tile(A, B, k, r0, r1, v * MID_W, 1, N, C);
-    if (k > full * MID_W) tmm_tile(A, B, k, r0, r1, full * MID_W, 1, N, C);
+    if (qmax >= 8) for (; v + 8 <= full; v += 8) tmm_tile(A, B, ldb, k, r0, r1, v * MID_W, 8, N, C);
+    if (qmax >= 4) for (; v + 4 <= full; v += 4) tmm_tile(A, B, ldb, k, r0, r1, v * MID_W, 4, N, C);
+    if (qmax >= 2) for (; v + 2 <= full; v += 2) tmm_tile(A, B, ldb, k, r0, r1, v * MID_W, 2, N, C);
+    for (; v < full; v++) tmm_tile(A, B, ldb, k, r0, r1, v * MID_W, 1, N, C);
+    if (k > full * MID_W) tmm_tile(A, B, ldb, k, r0, r1, full * MID_W, 1, N, C);
 }
 
-static void tmm_rows(const double *A, const double *B, int64_t k, int64_t n, int64_t r0, int64_t r1, double *C)
+static void tmm_rows(const double *A, const double *B, int64_t k, int64_t n, int64_t ldb, int64_t r0, int64_t r1,
+                     double *C)
 {
     switch (n) {
-    case 2: tmm_cols(A, B, k, r0, r1, 2, C); return;
-    case 3: tmm_cols(A, B, k, r0, r1, 3, C); return;
-    case 4: tmm_cols(A, B, k, r0, r1, 4, C); return;
-    case 5: tmm_cols(A, B, k, r0, r1, 5, C); return;
-    case 6: tmm_cols(A, B, k, r0, r1, 6, C); return;
-    case 7: tmm_cols(A, B, k, r0, r1, 7, C); return;
-    case 8: tmm_cols(A, B, k, r0, r1, 8, C); return;
+    case 2: tmm_cols(A, B, ldb, k, r0, r1, 2, C); return;
+    case 3: tmm_cols(A, B, ldb, k, r0, r1, 3, C); return;
+    case 4: tmm_cols(A, B, ldb, k, r0, r1, 4, C); return;
+    case 5: tmm_cols(A, B, ldb, k, r0, r1, 5, C); return;
+    case 6: tmm_cols(A, B, ldb, k, r0, r1, 6, C); return;
+    case 7: tmm_cols(A, B, ldb, k, r0, r1, 7, C); return;
+    case 8: tmm_cols(A, B, ldb, k, r0, r1, 8, C); return;
     default: assert(0);
     }
 }

@@ -362,8 +362,8 @@ static void test_mm_leaf(const KMmLeaf *G, const KMmLeaf *L, const char *lv)
             memset(bp, 0, (size_t)(k * w + 4) * sizeof(double));
             for (int64_t l = 0; l < k; l++) uniform(bp + l * w, n, -2, 2);
             int badg = 0, badl = 0;
-            nzg = G->skinny_rows(A, bp, cg, k, n, 1, m, &badg);
-            nzl = L->skinny_rows(A, bp, cl, k, n, 1, m, &badl);
+            nzg = G->skinny_rows(A, bp, cg, k, n, n, 1, m, &badg);
+            nzl = L->skinny_rows(A, bp, cl, k, n, n, 1, m, &badl);
             T_CHECK(nzg == nzl && first_diff(cg + n, cl + n, (m - 1) * n, 0) < 0, "%s skinny k=%lld n=%lld", lv,
                     (long long)k, (long long)n);
             /* the finiteness flag: as the values written (A holds the
@@ -376,14 +376,14 @@ static void test_mm_leaf(const KMmLeaf *G, const KMmLeaf *L, const char *lv)
                     (long long)k, (long long)n);
             uniform(A, m * k, -1, 1);
             badg = badl = 0;
-            G->skinny_rows(A, bp, cg, k, n, 1, m, &badg);
-            L->skinny_rows(A, bp, cl, k, n, 1, m, &badl);
+            G->skinny_rows(A, bp, cg, k, n, n, 1, m, &badg);
+            L->skinny_rows(A, bp, cl, k, n, n, 1, m, &badl);
             T_CHECK(!badg && !badl, "%s skinny finite flagged k=%lld n=%lld", lv, (long long)k, (long long)n);
             for (int nf = 0; nf < 2; nf++) {
                 A[m * k - 1] = nf ? INFINITY : NAN;
                 badg = badl = 0;
-                G->skinny_rows(A, bp, cg, k, n, 1, m, &badg);
-                L->skinny_rows(A, bp, cl, k, n, 1, m, &badl);
+                G->skinny_rows(A, bp, cg, k, n, n, 1, m, &badg);
+                L->skinny_rows(A, bp, cl, k, n, n, 1, m, &badl);
                 T_CHECK(badg && badl, "%s skinny %s not flagged k=%lld n=%lld", lv, nf ? "Inf" : "NaN", (long long)k,
                         (long long)n);
             }

@@ -205,10 +205,16 @@ static void test_sd_narrow(void)
 static void test_gemm_blocks(void)
 {
     /* m, k, n */
-    /* (the last four: t(a) %*% b of 2 to 8 columns, or of 2 to 8 rows in
-     * the output, by tmm_rows over fixed row groups: gemm_tn_cols) */
+    /* (the next four: t(a) %*% b of 2 to 8 columns, or of 2 to 8 rows in
+     * the output, by tmm_rows over fixed row groups: gemm_tn_cols; then
+     * bands of b's columns: up to 16 for a of up to 512 columns, up to
+     * 48 for up to 256, and the transposed forms; the last two past the
+     * bands' limits, by dgemm) */
     static const int64_t shapes[][3] = {{256, 100, 100}, {101, 300, 90}, {130, 257, 61}, {70, 2000, 40},
-                                        {100, 20000, 4}, {5, 20000, 70}, {3000, 700, 2}, {37, 5000, 8}};
+                                        {100, 20000, 4}, {5, 20000, 70}, {3000, 700, 2}, {37, 5000, 8},
+                                        {40, 9000, 9}, {100, 3000, 12}, {300, 2000, 16}, {200, 1000, 33},
+                                        {17, 6000, 48}, {16, 7000, 300}, {47, 3000, 10}, {600, 500, 12},
+                                        {100, 700, 49}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
         MB *a = gen(m, k, 1, false, 900 + s), *b = gen(k, n, 1, false, 950 + s), *at = ref_t(a);
@@ -274,8 +280,9 @@ static void test_matmul_big_sparse(void)
     br_set_threads(2);
 }
 
-/* Skinny right sides (the register kernel, up to 16 columns and 65536
- * rows of b; tasks of at most 1024 rows and 131072 cells) and small
+/* Skinny right sides (the register kernel, up to 48 columns of b, by
+ * bands of 16 past 16, and 65536 rows; tasks of at most 1024 rows and
+ * 131072 cells) and small
  * transpose-left outputs with a sparse left side (one pass with fixed row
  * blocks), against the reference, with results identical for 1 and 2
  * threads. */
@@ -286,6 +293,9 @@ static void test_skinny(void)
         {70001, 10, 5}, {6, 7, 13}, {5, 1, 3},
         /* wide rows: several tasks of fewer rows; past SK_KMAX (dgemm) */
         {3001, 1000, 4}, {1203, 4999, 16}, {97, 20000, 7}, {40, 65537, 3},
+        /* bands of 16 columns (the last the rest), sub-ranges of rows;
+         * past SK_NMAX (dgemm) */
+        {3001, 100, 20}, {1500, 37, 33}, {800, 300, 48}, {7, 2000, 17}, {20000, 3, 18}, {500, 90, 49},
     };
     for (size_t c = 0; c < sizeof mm / sizeof *mm; c++)
         for (int sp = 2; sp < 4; sp++) {
@@ -535,7 +545,17 @@ static void test_gemv_leaves(void)
                         double *b = malloc((size_t)(m * n) * sizeof(double)), *c = malloc((size_t)(k * n) * sizeof(double));
                         double *col = malloc((size_t)m * sizeof(double)), *yc = malloc((size_t)k * sizeof(double));
                         for (int64_t q = 0; q < m * n; q++) b[q] = data ? urand() - 0.5 : (double)(q % 9) - 4;
-                        L->tmm_rows(a, b, k, n, r0, m, c);
+                        L->tmm_rows(a, b, k, n, n, r0, m, c);
+                        /* the same columns as a band of a wider b (row stride n + 3) */
+                        double *bw = malloc((size_t)(m * (n + 3)) * sizeof(double)),
+                               *cw = malloc((size_t)(k * n) * sizeof(double));
+                        for (int64_t r = 0; r < m; r++)
+                            for (int64_t q = 0; q < n + 3; q++) bw[r * (n + 3) + q] = q < n ? b[r * n + q] : NAN;
+                        L->tmm_rows(a, bw, k, n, n + 3, r0, m, cw);
+                        T_CHECK(!memcmp(c, cw, (size_t)(k * n) * sizeof(double)),
+                                "tmm_rows %s k %lld n %lld: a band of a wider b differs", k_isa_name((KIsa)isa),
+                                (long long)k, (long long)n);
+                        free(bw); free(cw);
                         bool okc = true;
                         for (int64_t cc = 0; cc < n; cc++) {
                             for (int64_t r = 0; r < m; r++) col[r] = b[r * n + cc];
