@@ -38,6 +38,13 @@ ifneq ($(filter x86_64-%,$(TRIPLET)),)
 LEAF_ISAS := avx2 avx512
 endif
 OBJ     += $(foreach i,$(LEAF_ISAS),$(LEAVES:%.c=$(BUILD)/obj/%.$(i).o))
+# the leaves' loops vectorize sqrt (vsqrtpd: the same correctly rounded
+# bits) only when a negative argument need not set errno, and floor
+# (round()'s) only when FP exceptions need not be kept exact; nothing in
+# braid reads errno after a math function or tests FP exception flags
+# (the generated kernels are compiled without errno too, codegen/jit.c)
+LEAF_FLAGS := -fno-math-errno -fno-trapping-math
+$(LEAVES:%.c=$(BUILD)/obj/%.o): CFLAGS += $(LEAF_FLAGS)
 CFLAGS  += -std=c11 -D_GNU_SOURCE -g $(OPT) $(CFLAGS_ISA) -fopenmp -fPIC -fno-semantic-interposition \
            -Wall -Wextra -Werror -Wno-unused-parameter -I. -MMD -MP \
            -DBRAID_SOURCE_DIR=\"$(CURDIR)\"
@@ -111,11 +118,11 @@ $(BUILD)/obj/%.o: %.c | $(BUILD)/.deps
 # -march comes last and wins over one in CFLAGS_ISA)
 $(BUILD)/obj/%.avx2.o: %.c | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -march=x86-64-v3 -DK_ISA=avx2 -c $< -o $@
+	$(CC) $(CFLAGS) $(LEAF_FLAGS) -march=x86-64-v3 -DK_ISA=avx2 -c $< -o $@
 
 $(BUILD)/obj/%.avx512.o: %.c | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -march=x86-64-v4 -DK_ISA=avx512 -c $< -o $@
+	$(CC) $(CFLAGS) $(LEAF_FLAGS) -march=x86-64-v4 -DK_ISA=avx512 -c $< -o $@
 
 $(BUILD)/obj/bench/%.o: CFLAGS += -march=native
 

@@ -532,8 +532,9 @@ static int64_t row_op(OpCode op, const MB *a, double *res)
         }
         return nz;
     }
-    if (!a->sparse && N <= 64 &&
-        (op == OP_AMIN || op == OP_AMAX || op == OP_IDXMIN || op == OP_IDXMAX)) {
+    /* (past 64 columns only the indexes: the values' rows of more than FB
+     * cells go by blocks below, rows_minmax takes a row at once) */
+    if (!a->sparse && ((N <= 64 && (op == OP_AMIN || op == OP_AMAX)) || op == OP_IDXMIN || op == OP_IDXMAX)) {
         int64_t nch = (M + 4095) / 4096, nz = 0;
 #pragma omp parallel for num_threads(br_threads()) if (br_par(work)) \
     schedule(static) reduction(+:nz)

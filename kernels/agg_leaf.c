@@ -154,8 +154,19 @@ static double amm(const double *restrict x, int64_t n, bool want_max)
             for (int l = 0; l < KL; l++) s[l] = min_step(s[l], x[i + l]);
         }
     }
-    double r = init;
-    for (int l = 0; l < KL; l++) r = want_max ? max_step(r, s[l]) : min_step(r, s[l]);
+    /* the lanes folded by halves (vectors; a chain of KL steps was most of
+     * a 100-column row's time); NaN still propagates, -0 against +0 may
+     * come out of another lane than before (the same value) */
+    for (int h = KL / 2; h >= 1; h /= 2) {
+        if (want_max) {
+#pragma omp simd
+            for (int l = 0; l < h; l++) s[l] = max_step(s[l], s[l + h]);
+        } else {
+#pragma omp simd
+            for (int l = 0; l < h; l++) s[l] = min_step(s[l], s[l + h]);
+        }
+    }
+    double r = s[0];
     for (int64_t i = nv; i < n; i++) r = want_max ? max_step(r, x[i]) : min_step(r, x[i]);
     return r;
 }
@@ -434,15 +445,58 @@ static int64_t sp_rows_sum(const int64_t *rp, const double *v, int64_t nz, int64
     return nl;
 }
 
+/* rowIndexMax (mx) / rowIndexMin of one dense row of N > 0 cells, as
+ * the sequential steps (v >= best from -Inf, or v <= best from +Inf,
+ * NaN never taken) give it: the extreme non-NaN value m, then the last
+ * cell equal to m (== takes -0 and +0 alike, as >= does): two
+ * vectorized passes instead of a branch per cell; a row of NaN has no
+ * cell equal to the start value, so 1 as before. */
+static double row_idx_wide(const double *restrict x, int64_t N, bool mx)
+{
+    double s[KL];
+    const double init = mx ? -INFINITY : INFINITY;
+    for (int l = 0; l < KL; l++) s[l] = init;
+    const int64_t nv = N - N % KL;
+    for (int64_t i = 0; i < nv; i += KL) {
+        if (mx) {
+#pragma omp simd
+            for (int l = 0; l < KL; l++) s[l] = x[i + l] > s[l] ? x[i + l] : s[l];
+        } else {
+#pragma omp simd
+            for (int l = 0; l < KL; l++) s[l] = x[i + l] < s[l] ? x[i + l] : s[l];
+        }
+    }
+    for (int h = KL / 2; h >= 1; h /= 2) {
+        if (mx) {
+#pragma omp simd
+            for (int l = 0; l < h; l++) s[l] = s[l + h] > s[l] ? s[l + h] : s[l];
+        } else {
+#pragma omp simd
+            for (int l = 0; l < h; l++) s[l] = s[l + h] < s[l] ? s[l + h] : s[l];
+        }
+    }
+    double m = s[0];
+    for (int64_t i = nv; i < N; i++) m = (mx ? x[i] > m : x[i] < m) ? x[i] : m;
+    int64_t id = -1;
+#pragma omp simd reduction(max : id)
+    for (int64_t k = 0; k < N; k++) id = x[k] == m && k > id ? k : id;
+    return (double)((id < 0 ? 0 : id) + 1);
+}
+
 /* KAggLeaf.rows_minmax: rowMins/rowMaxs (OP_AMIN/OP_AMAX) or
  * rowIndexMin/rowIndexMax of rows [r0, r1) of a dense block with few columns N: one tight loop per row
  * without the blocked machinery of long rows (same results: min/max
  * propagate NaN; the index is of the last extreme non-NaN cell, 1 for a
- * row of NaN), compare-and-select steps without branches. */
+ * row of NaN), compare-and-select steps without branches. Past 64
+ * columns a row at a time (amm; row_idx_wide). */
 static void rows_narrow_mm(OpCode op, const double *x, int64_t N, int64_t r0, int64_t r1,
                            double *res)
 {
     bool mx = op == OP_AMAX || op == OP_IDXMAX, val = op == OP_AMIN || op == OP_AMAX;
+    if (N > 64) {
+        for (int64_t i = r0; i < r1; i++) res[i] = val ? amm(x + i * N, N, mx) : row_idx_wide(x + i * N, N, mx);
+        return;
+    }
     /* four rows at a time, one per lane, the same steps as below */
     for (; r0 + 4 <= r1; r0 += 4) {
         const double *xr = x + r0 * N;

@@ -122,7 +122,9 @@ typedef struct KAggLeaf {
     int64_t (*sp_rows_sum)(const int64_t *rp, const double *v, int64_t nz, int64_t r0, int64_t r1, int mode,
                            double *res, int64_t *longs);
     /* rowMins/rowMaxs/rowIndexMin/rowIndexMax (k_agg's semantics) of the
-     * rows [r0, r1) of a dense block with N columns into res[r0..r1) */
+     * rows [r0, r1) of a dense block with N columns into res[r0..r1)
+     * (rowMins/rowMaxs of rows up to FB cells: agg.c's blocks of longer
+     * rows merge in their own order) */
     void (*rows_minmax)(OpCode op, const double *x, int64_t N, int64_t r0, int64_t r1, double *res);
     /* One row of a cumulative aggregate (OP_CUMSUM, OP_CUMPROD, OP_CUMMIN,
      * OP_CUMMAX) over w columns: s (and for sums the corrections c) carry

@@ -234,6 +234,40 @@ static void special_values(void)
     ri = k_agg(OP_IDXMIN, DIR_ROW, NN, &e);
     T_CHECK(ri && mb_get(ri, 0, 0) == 1, "rowIndexMin all NaN gives 1");
     mb_release(NN); mb_release(ri);
+    /* rows of more than 64 columns (agg_leaf.c row_idx_wide: the extreme,
+     * then its last cell): ties, NaN, -0 beside +0, -Inf and +Inf, a row
+     * of NaN, the extreme in the tail past the lanes, against the
+     * sequential steps (ref_seg), 1 and 2 threads */
+    for (int64_t N = 65; N <= 301; N += 59) {
+        const int64_t M = 12;
+        MB *W = mb_dense(M, N, &e);
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) W->d[i * N + j] = (double)((i * 7 + j * 13) % 17) - 8;
+        for (int64_t j = 0; j < N; j++) W->d[1 * N + j] = (j % 3) ? 0.0 : -0.0;     /* zeros of both signs */
+        for (int64_t j = 0; j < N; j++) W->d[2 * N + j] = NAN;                       /* all NaN */
+        for (int64_t j = 0; j < N; j++) W->d[3 * N + j] = j % 2 ? NAN : -INFINITY;   /* -Inf and NaN */
+        W->d[4 * N + N - 1] = 100;                                                   /* max in the tail */
+        W->d[5 * N + 0] = 100;                                                       /* max first */
+        W->d[6 * N + 3] = INFINITY; W->d[6 * N + N - 2] = INFINITY;                  /* two +Inf */
+        W->d[7 * N + 40] = -100; W->d[7 * N + 41] = NAN;                             /* min beside NaN */
+        for (int64_t j = 0; j < N; j++) W->d[8 * N + j] = (double)(j % 5);           /* many ties */
+        W->d[9 * N + N / 2] = NAN;
+        mb_recount_nnz(W);
+        for (int th = 1; th <= 2; th++) {
+            br_set_threads(th);
+            for (int o = 0; o < 2; o++) {
+                OpCode op = o ? OP_IDXMIN : OP_IDXMAX;
+                MB *r = k_agg(op, DIR_ROW, W, &e);
+                bool ok = r != NULL;
+                for (int64_t i = 0; ok && i < M; i++) ok = mb_get(r, i, 0) == ref_seg(op, W->d + i * N, N);
+                T_CHECK(ok, "%s over %lld columns (th %d): the sequential steps' index", op_info[op].name,
+                        (long long)N, th);
+                mb_release(r);
+            }
+        }
+        br_set_threads(2);
+        mb_release(W);
+    }
     /* Inf/NaN cells in long and short rows and columns: the unchecked
      * fast loops must fall back to the checked Kahan steps */
     const int64_t sh[][2] = { {40, 300}, {300, 10}, {100, 100}, {2, 70000} };

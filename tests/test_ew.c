@@ -472,6 +472,37 @@ static void semantics(void)
     MB *HW = mat(1, 6, hw);
     T_MB_EQ(HR, HW, 0, "round matrix");
     mb_release(H); mb_release(HR); mb_release(HW);
+    /* round and sqrt over long rows (the leaves' vector loops: selects
+     * for round, vsqrtpd), cell by cell against the branchy definition
+     * (round: Java's Math.round to a long; sqrt: libm's) with edge cells
+     * at every position of the vectors */
+    {
+        static const double edge[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 0.49999999999999994, -0.49999999999999994,
+                                      0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 4503599627370495.5, -4503599627370495.5,
+                                      1e300, -1e300, 9.3e18, -9.3e18, 9223372036854775807.0, 3.7, -3.7, 1e-310, -4};
+        const int ne = (int)(sizeof edge / sizeof *edge);
+        const int64_t n = 1003;
+        MB *E = mb_dense(1, n, &e);
+        for (int64_t k = 0; k < n; k++) E->d[k] = edge[(k * 7) % ne] * (k % 11 == 10 ? 0.75 : 1);
+        mb_recount_nnz(E);
+        MB *ER = k_unary(OP_ROUND, E, &e), *ES = k_unary(OP_SQRT, E, &e);
+        bool okr = ER != NULL, oks = ES != NULL;
+        for (int64_t k = 0; k < n && okr && oks; k++) {
+            const double x = E->d[k];
+            double r = floor(x);
+            if (x - r >= 0.5) r += 1;
+            if (r != r) r = 0;
+            else if (r >= 9223372036854775807.0) r = 9223372036854775807.0;
+            else if (r <= -9223372036854775808.0) r = -9223372036854775808.0;
+            r += 0.0;
+            okr = memcmp(&r, &ER->d[k], sizeof r) == 0;
+            const double q = sqrt(x), g = ES->d[k];
+            oks = (isnan(q) && isnan(g)) || memcmp(&q, &g, sizeof q) == 0;
+            if (!okr || !oks) T_CHECK(0, "cell %lld (%g): round %g want %g, sqrt %g want %g", (long long)k, x, ER->d[k], r, g, q);
+        }
+        T_CHECK(okr && oks, "round and sqrt over 1003 cells: the branchy definitions' bits");
+        mb_release(E); mb_release(ER); mb_release(ES);
+    }
     /* ew_nan_inf: X / 0, then + 1, * 0, ==, >, is.nan */
     double xn[] = {1, 0, -1, 2};
     MB *XN = mat(2, 2, xn), *D = k_binary_ms(OP_DIV, XN, 0, &e);
