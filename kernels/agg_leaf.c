@@ -453,30 +453,22 @@ static int64_t sp_rows_sum(const int64_t *rp, const double *v, int64_t nz, int64
  * cell equal to the start value, so 1 as before. */
 static double row_idx_wide(const double *restrict x, int64_t N, bool mx)
 {
+    /* one loop for both: sg * v > sg * s is v > s (mx) or v < s, exactly
+     * (negation is exact, NaN compares false either way) */
+    const double sg = mx ? 1 : -1;
     double s[KL];
-    const double init = mx ? -INFINITY : INFINITY;
-    for (int l = 0; l < KL; l++) s[l] = init;
+    for (int l = 0; l < KL; l++) s[l] = sg * -INFINITY;
     const int64_t nv = N - N % KL;
     for (int64_t i = 0; i < nv; i += KL) {
-        if (mx) {
 #pragma omp simd
-            for (int l = 0; l < KL; l++) s[l] = x[i + l] > s[l] ? x[i + l] : s[l];
-        } else {
-#pragma omp simd
-            for (int l = 0; l < KL; l++) s[l] = x[i + l] < s[l] ? x[i + l] : s[l];
-        }
+        for (int l = 0; l < KL; l++) s[l] = sg * x[i + l] > sg * s[l] ? x[i + l] : s[l];
     }
     for (int h = KL / 2; h >= 1; h /= 2) {
-        if (mx) {
 #pragma omp simd
-            for (int l = 0; l < h; l++) s[l] = s[l + h] > s[l] ? s[l + h] : s[l];
-        } else {
-#pragma omp simd
-            for (int l = 0; l < h; l++) s[l] = s[l + h] < s[l] ? s[l + h] : s[l];
-        }
+        for (int l = 0; l < h; l++) s[l] = sg * s[l + h] > sg * s[l] ? s[l + h] : s[l];
     }
     double m = s[0];
-    for (int64_t i = nv; i < N; i++) m = (mx ? x[i] > m : x[i] < m) ? x[i] : m;
+    for (int64_t i = nv; i < N; i++) m = sg * x[i] > sg * m ? x[i] : m;
     int64_t id = -1;
 #pragma omp simd reduction(max : id)
     for (int64_t k = 0; k < N; k++) id = x[k] == m && k > id ? k : id;
