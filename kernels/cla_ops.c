@@ -131,22 +131,15 @@ static void ddc_add(const ClaGroup *g, int64_t lo, int64_t n, const double *p, i
     else leaf()->gather(NULL, g->ix->c2 + lo, n, p, k, o);
 }
 
-/* Consecutive DDC groups q.. of one code width (at most 4) with one
- * column of results: o[i] takes each group's p[code] in group order (the
- * sums of one pass per group, so the same values), but o is read and
- * written once for all of them: with one group per column, a pass per
- * group was bound by the loads and stores of o (DDC2 too: X %*% v over
- * 16 DDC2 columns ran at 0.67 of BLAS). Returns the groups done. */
-#define DDC_GATHER_RUN(NAME, ENC, C, F)                                                      \
-    static int NAME(const struct CMB *c, double **pre, int q, int64_t lo, int64_t n, double *o) \
+/* Up to 4 DDC groups of one code width (codes cd, from row lo; tables p)
+ * with one column of results: o[i] takes each group's p[code] in turn
+ * (the sums of one pass per group, so the same values), but o is read
+ * and written once for all of them: with one group per column, a pass
+ * per group was bound by the loads and stores of o (DDC2 too: X %*% v
+ * over 16 DDC2 columns ran at 0.67 of BLAS). */
+#define DDC_GATHER4(NAME, C)                                                                 \
+    static void NAME(const C *const *cd, const double *const *p, int m, int64_t n, double *o) \
     {                                                                                        \
-        const C *cd[4];                                                                      \
-        const double *p[4];                                                                  \
-        int m = 0;                                                                           \
-        for (; m < 4 && q + m < c->ngroups && pre[q + m] && c->groups[q + m]->enc == ENC; m++) { \
-            cd[m] = c->groups[q + m]->ix->F + lo;                                            \
-            p[m] = pre[q + m];                                                               \
-        }                                                                                    \
         switch (m) {                                                                         \
         case 4:                                                                              \
             for (int64_t i = 0; i < n; i++)                                                  \
@@ -162,10 +155,39 @@ static void ddc_add(const ClaGroup *g, int64_t lo, int64_t n, const double *p, i
             for (int64_t i = 0; i < n; i++) o[i] += p[0][cd[0][i]];                          \
             break;                                                                           \
         }                                                                                    \
-        return m;                                                                            \
     }
-DDC_GATHER_RUN(ddc1_gather_run, CLA_DDC1, uint8_t, c1)
-DDC_GATHER_RUN(ddc2_gather_run, CLA_DDC2, uint16_t, c2)
+DDC_GATHER4(ddc1_gather4, uint8_t)
+DDC_GATHER4(ddc2_gather4, uint16_t)
+
+/* One column of results: o (rows [lo, lo+n)) += p[code] of every DDC
+ * group with pre[q] and not wide[q], the DDC1 groups in group order 4 to
+ * a pass, then the DDC2 groups (groups of the two widths interleave in
+ * group order: the Airline-like table's 6 took 6 passes, not 2), their
+ * iterators moved past the rows. */
+static void ddc_gather_k1(const struct CMB *c, ClaIter *its, double **pre, const bool *wide, int64_t lo, int64_t n,
+                          double *o)
+{
+    for (int w = 1; w <= 2; w++) {
+        const uint8_t *c1[4];
+        const uint16_t *c2[4];
+        const double *p[4];
+        int m = 0;
+        for (int q = 0; q <= c->ngroups; q++) {
+            const ClaGroup *g = q < c->ngroups ? c->groups[q] : NULL;
+            if (g && pre[q] && !(wide && wide[q]) && g->enc == (w == 1 ? CLA_DDC1 : CLA_DDC2)) {
+                if (w == 1) c1[m] = g->ix->c1 + lo;
+                else c2[m] = g->ix->c2 + lo;
+                p[m++] = pre[q];
+                cla_iter_skip(&its[q], n);
+            }
+            if (m == 4 || (g == NULL && m > 0)) {
+                if (w == 1) ddc1_gather4(c1, p, m, n, o);
+                else ddc2_gather4(c2, p, m, n, o);
+                m = 0;
+            }
+        }
+    }
+}
 
 /* k (2 or more) columns of results over the DDC1 groups with results
  * (pre[q]): each output row summed over the groups in registers and
@@ -195,34 +217,56 @@ static bool ddc1_fused(const struct CMB *c, double **pre, int64_t lo, int64_t n,
     return true;
 }
 
-/* Rows [lo, lo+n) of the result (ob: their n x k block) += pre[code]
- * over the groups with pre[q], thread-local iterators its[] (used for
- * those groups only). */
-static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo, int64_t n, int64_t k,
-                     int32_t *codes, double *ob)
+/* ob (the n x k results of the next n rows) += pre[t] at the rows each
+ * tuple of the OLE/RLE group g lists, its iterator it moved past them
+ * (rows: n entries of scratch). */
+static void list_rows_add(const ClaGroup *g, ClaIter *it, const double *p, int64_t n, int64_t k, int32_t *rows,
+                          double *ob)
 {
-    bool fused = ddc1_fused(c, pre, lo, n, k, ob);
+    for (int32_t t = 0; g->enc == CLA_RLE && t < g->ndict; t++) {   /* by runs (vectorized adds) */
+        const double *pt = p + (int64_t)t * k;
+        int64_t a, b;
+        while (cla_iter_run(it, t, n, &a, &b)) {
+            if (k == 1) {
+#pragma omp simd
+                for (int64_t r = a; r < b; r++) ob[r] += pt[0];
+                continue;
+            }
+            for (int64_t r = a; r < b; r++)
+#pragma omp simd
+                for (int64_t cc = 0; cc < k; cc++) ob[r * k + cc] += pt[cc];
+        }
+    }
+    for (int32_t t = 0; g->enc == CLA_OLE && t < g->ndict; t++) {
+        int64_t nr = cla_iter_rows(it, t, n, rows);
+        leaf()->list_add(rows, nr, p + (int64_t)t * k, k, ob);
+    }
+    cla_iter_skip(it, n);
+}
+
+/* Rows [lo, lo+n) of the result (ob: their n x k block) += pre[code]
+ * over the groups with pre[q] but not wide[q] (wide: NULL for none; those
+ * go by windows, below), thread-local iterators its[] (used for those
+ * groups only). */
+static void add_rows(const struct CMB *c, ClaIter *its, double **pre, const bool *wide, int64_t lo, int64_t n,
+                     int64_t k, int32_t *codes, double *ob)
+{
+    bool fused = ddc1_fused(c, pre, lo, n, k, ob), k1 = false;
     for (int q = 0; q < c->ngroups; q++) {
-        if (!pre[q]) continue;
+        if (!pre[q] || (wide && wide[q])) continue;
         const double *p = pre[q];
         const ClaGroup *g = c->groups[q];
         if (fused && g->enc == CLA_DDC1) {
             cla_iter_skip(&its[q], n);
             continue;
         }
-        if (k == 1 && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2)) {
-            int m = g->enc == CLA_DDC1 ? ddc1_gather_run(c, pre, q, lo, n, ob) : ddc2_gather_run(c, pre, q, lo, n, ob);
-            for (int r = 0; r < m; r++) cla_iter_skip(&its[q + r], n);
-            q += m - 1;
+        if (k == 1 && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2)) {   /* all of them at the first */
+            if (!k1) ddc_gather_k1(c, its, pre, wide, lo, n, ob);
+            k1 = true;
             continue;
         }
-        if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
-            /* the listed rows only (codes used as a row buffer) */
-            for (int32_t t = 0; t < g->ndict; t++) {
-                int64_t nr = cla_iter_rows(&its[q], t, n, codes);
-                leaf()->list_add(codes, nr, p + (int64_t)t * k, k, ob);
-            }
-            cla_iter_skip(&its[q], n);
+        if (g->enc == CLA_OLE || g->enc == CLA_RLE) {   /* the listed rows only (codes as a row buffer) */
+            list_rows_add(g, &its[q], p, n, k, codes, ob);
             continue;
         }
         if (g->enc == CLA_DDC1 || g->enc == CLA_DDC2) {   /* (k > 1: one column runs above) */
@@ -276,28 +320,49 @@ static MB *product_done(MB *r, bool ok, BrErr *e)
 static bool rowwise(const MB *x, double **pre, int64_t k, double *out);
 
 /* Rows per step of the row-wise and blocked column-wise products with k
- * result columns over c (n rows): a step's rows of results (or of b)
- * stay about 64 KB, in L2 while every group passes over them (at k = 16
- * CLA_BLK rows were 256 KB, and each group's pass went to memory). But
- * an OLE/RLE group pays per tuple and step (its lists' positions): where
- * a step lists fewer than 16 rows a tuple in one of them, the step is
- * CLA_BLK (OLE groups of 80 tuples at 10% listed rows: about one row a
- * tuple in 1024, and X %*% B, t(X) %*% Y at k = 8-16 ran at 0.33-0.52 of
- * the sparse kernels, 0.45-0.78 with CLA_BLK). Per cell the adds keep
- * their order (groups in order; tuple sums by rows in order), so the
- * step does not change the bits; k <= 2 (where the one-column paths sum
- * partially per step) keeps CLA_BLK. */
-static int64_t step_rows(const struct CMB *c, int64_t n, int64_t k)
+ * result columns: a step's rows of results (or of b) stay about 64 KB,
+ * in L2 while every group passes over them (at k = 16 CLA_BLK rows were
+ * 256 KB, and each group's pass went to memory); k <= 2 (where the
+ * one-column paths sum partially per step) keeps CLA_BLK. Per cell the
+ * adds keep their order (groups in order; tuple sums by rows in order),
+ * so the step does not change the bits. */
+static int64_t step_rows(int64_t k) { return k <= 2 ? CLA_BLK : BR_MAX(256, BR_MIN(CLA_BLK, 8192 / k)); }
+
+/* OLE/RLE groups by windows. Such a group pays per tuple and pass (its
+ * lists' positions): where its tuples list a row or two per step (the
+ * Airline-like table's two delay columns, co-coded: 899 tuples over 64%
+ * of the rows, 1.5 rows a tuple in 2048), that cost was most of X %*% v,
+ * t(X) %*% y and rowSums (0.31-0.37 of the dense kernels). Those groups
+ * (wide[q]) go over windows of W rows instead, each window's results or
+ * operand rows (W x k cells, at most LIST_CELLS: 512 KB) in L2 (Elgohary
+ * et al.'s cache-conscious segments), W a multiple of the step st long
+ * enough for LIST_ROWS rows a tuple on average where the cap allows.
+ * W depends on the data and k only: the same bits for every thread
+ * count. list_window: one group's window (st: not wide); list_windows:
+ * wide[q] for each group with use[q] (use: NULL for all), and the
+ * longest window. */
+#define LIST_ROWS 16
+#define LIST_CELLS 65536
+
+static int64_t list_window(const ClaGroup *g, int64_t n, int64_t k, int64_t st)
 {
-    int64_t st = k <= 2 ? CLA_BLK : BR_MAX(256, BR_MIN(CLA_BLK, 8192 / k));
-    for (int q = 0; st < CLA_BLK && q < c->ngroups; q++) {
-        const ClaGroup *g = c->groups[q];
-        if ((g->enc != CLA_OLE && g->enc != CLA_RLE) || g->ndict == 0) continue;
-        int64_t listed = 0;
-        for (int32_t t = 0; t < g->ndict; t++) listed += g->counts[t];
-        if ((double)listed / (double)BR_MAX(1, n) * (double)st < 16.0 * (double)g->ndict) st = CLA_BLK;
+    if ((g->enc != CLA_OLE && g->enc != CLA_RLE) || g->ndict == 0) return st;
+    int64_t cap = BR_MAX(st, LIST_CELLS / BR_MAX(1, k) / st * st), listed = 0;
+    for (int32_t t = 0; t < g->ndict; t++) listed += g->counts[t];
+    double need = (double)LIST_ROWS * (double)g->ndict * (double)n / (double)BR_MAX(1, listed);
+    if (need <= (double)st) return st;
+    return need >= (double)cap ? cap : ((int64_t)need + st - 1) / st * st;
+}
+
+static int64_t list_windows(const struct CMB *c, int64_t n, int64_t k, int64_t st, double *const *use, bool *wide)
+{
+    int64_t w = st;
+    for (int q = 0; q < c->ngroups; q++) {
+        int64_t wq = use && !use[q] ? st : list_window(c->groups[q], n, k, st);
+        wide[q] = wq > st;
+        w = BR_MAX(w, wq);
     }
-    return st;
+    return w;
 }
 
 MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
@@ -363,13 +428,44 @@ static double list_sum(const double *v, const int32_t *rows, int64_t nr)
     return (s0 + s1) + (s2 + s3);
 }
 
+/* The sum of n contiguous values: eight partial sums (the order fixed by
+ * n alone). */
+static double run_sum(const double *v, int64_t n)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        s0 += v[i], s1 += v[i + 1], s2 += v[i + 2], s3 += v[i + 3];
+        s4 += v[i + 4], s5 += v[i + 5], s6 += v[i + 6], s7 += v[i + 7];
+    }
+    for (; i < n; i++) s0 += v[i];
+    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
+}
+
 /* A[t] += the rows of tuple t among rows [lo, lo+len), whose k values
  * are bb[(i - lo) * k ..] (bb: the block of b's rows), group g's
  * iterator positioned at lo (codes: CLA_BLK scratch). */
 static void tl_block(const ClaGroup *g, ClaIter *it, int64_t lo, int64_t len, const double *bb, int64_t k,
                      double *A, int32_t *codes)
 {
-    if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
+    if (g->enc == CLA_RLE) {   /* by runs: contiguous rows of bb */
+        for (int32_t t = 0; t < g->ndict; t++) {
+            double *a = A + (int64_t)t * k;
+            int64_t r0, r1;
+            while (cla_iter_run(it, t, len, &r0, &r1)) {
+                if (k == 1) {
+                    a[0] += run_sum(bb + r0, r1 - r0);
+                    continue;
+                }
+                for (int64_t r = r0; r < r1; r++)
+#pragma omp simd
+                    for (int64_t cc = 0; cc < k; cc++) a[cc] += bb[r * k + cc];
+            }
+        }
+        cla_iter_skip(it, len);
+        return;
+    }
+    if (g->enc == CLA_OLE) {
         for (int32_t t = 0; t < g->ndict; t++) {
             int64_t nr = cla_iter_rows(it, t, len, codes);
             double *a = A + (int64_t)t * k;
@@ -668,9 +764,11 @@ static bool tl_blocked(const MB *x, const MB *b, double *out)
     int64_t nb = (n + CLA_BLK - 1) / CLA_BLK, np = BR_MAX(1, BR_MIN(TL_PARTS, nb));
     const bool par = br_par((double)(n * c->ngroups));
     int nt = par ? (int)BR_MIN(br_threads(), np) : 1;
-    const int64_t st = step_rows(c, n, k);   /* (the same for every range) */
+    const int64_t st = step_rows(k);   /* (the same for every range) */
+    bool *wide = br_calloc((size_t)c->ngroups + 1, sizeof(bool));
+    const int64_t W = wide ? list_windows(c, n, k, st, NULL, wide) : st;
     /* A: the total, then one table per thread */
-    double *A = tot * (nt + 1) <= TL_MAX_CELLS ? br_calloc((size_t)(tot * (nt + 1)) + 1, sizeof(double)) : NULL;
+    double *A = wide && tot * (nt + 1) <= TL_MAX_CELLS ? br_calloc((size_t)(tot * (nt + 1)) + 1, sizeof(double)) : NULL;
     bool ok = A != NULL;
 #pragma omp parallel num_threads(nt) if (ok && nt > 1)
     {
@@ -680,7 +778,7 @@ static bool tl_blocked(const MB *x, const MB *b, double *out)
 #endif
         double *Ap = A ? A + (int64_t)(tid + 1) * tot : NULL;
         ClaIter *its = br_calloc((size_t)c->ngroups + 1, sizeof(ClaIter));
-        int32_t *codes = br_malloc(CLA_BLK * sizeof(int32_t));
+        int32_t *codes = br_malloc((size_t)W * sizeof(int32_t));
         uint16_t *jc = br_malloc(CLA_BLK * sizeof(uint16_t));
         bool mine = ok && its && codes && jc;
 #pragma omp for ordered schedule(static, 1)
@@ -690,20 +788,25 @@ static bool tl_blocked(const MB *x, const MB *b, double *out)
                 const ClaGroup *g = c->groups[q];
                 if (g->enc != CLA_UNC && g->enc != CLA_EMPTY && !bundled[q] && !cla_iter_init(&its[q], g, a)) mine = false;
             }
-            for (int64_t lo = a; mine && lo < z; lo += st) {
-                int64_t len = BR_MIN(st, z - lo);
-                for (int j = 0; j < nbd; j++) {
-                    joint_codes(c, &bs[j], lo, len, jc);
-                    joint_scatter(jc, len, b->d + lo * k, k, bs[j].jd, Ap + bs[j].off);
+            for (int64_t w0 = a; mine && w0 < z; w0 += W) {
+                int64_t wz = BR_MIN(z, w0 + W);
+                for (int64_t lo = w0; lo < wz; lo += st) {
+                    int64_t len = BR_MIN(st, wz - lo);
+                    for (int j = 0; j < nbd; j++) {
+                        joint_codes(c, &bs[j], lo, len, jc);
+                        joint_scatter(jc, len, b->d + lo * k, k, bs[j].jd, Ap + bs[j].off);
+                    }
+                    for (int q = 0; q < c->ngroups; q++) {
+                        const ClaGroup *g = c->groups[q];
+                        if (g->enc == CLA_UNC || g->enc == CLA_EMPTY || bundled[q] || wide[q]) continue;
+                        int r = k == 1 ? ddc2_scatter_run(c, bundled, off, q, lo, len, b->d + lo, Ap) : 0;
+                        for (int u = 0; u < r; u++) cla_iter_skip(&its[q + u], len);
+                        if (r > 0) q += r - 1;
+                        else tl_block(g, &its[q], lo, len, b->d + lo * k, k, Ap + off[q], codes);
+                    }
                 }
-                for (int q = 0; q < c->ngroups; q++) {
-                    const ClaGroup *g = c->groups[q];
-                    if (g->enc == CLA_UNC || g->enc == CLA_EMPTY || bundled[q]) continue;
-                    int r = k == 1 ? ddc2_scatter_run(c, bundled, off, q, lo, len, b->d + lo, Ap) : 0;
-                    for (int u = 0; u < r; u++) cla_iter_skip(&its[q + u], len);
-                    if (r > 0) q += r - 1;
-                    else tl_block(g, &its[q], lo, len, b->d + lo * k, k, Ap + off[q], codes);
-                }
+                for (int q = 0; q < c->ngroups; q++)   /* the window's rows at once */
+                    if (wide[q]) tl_block(c->groups[q], &its[q], w0, wz - w0, b->d + w0 * k, k, Ap + off[q], codes);
             }
             for (int q = 0; its && q < c->ngroups; q++) cla_iter_free(&its[q]);
 #pragma omp ordered
@@ -722,6 +825,7 @@ static bool tl_blocked(const MB *x, const MB *b, double *out)
     }
     if (ok) tl_sums_finish(c, bs, nbd, off, A, NULL, k, out);   /* (UNC groups: the caller) */
     free(A);
+    free(wide);
     tl_sums_free(&s);
     return ok;
 }
@@ -738,12 +842,13 @@ static bool group_tl(const ClaGroup *g, int64_t n, const MB *b, double *out, BrE
         mb_release(p);
         return true;
     }
+    const int64_t W = list_window(g, n, k, CLA_BLK);
     double *A = br_calloc((size_t)g->ndict * (size_t)k + 1, sizeof(double));
-    int32_t *codes = br_malloc(CLA_BLK * sizeof(int32_t));
+    int32_t *codes = br_malloc((size_t)W * sizeof(int32_t));
     ClaIter it;
     bool ok = A && codes && cla_iter_init(&it, g, 0);
     if (ok) {
-        for (int64_t lo = 0; lo < n; lo += CLA_BLK) tl_block(g, &it, lo, BR_MIN(CLA_BLK, n - lo), b->d + lo * k, k, A, codes);
+        for (int64_t lo = 0; lo < n; lo += W) tl_block(g, &it, lo, BR_MIN(W, n - lo), b->d + lo * k, k, A, codes);
         cla_iter_free(&it);
         tl_finish(g, A, k, out);
     }
@@ -941,12 +1046,13 @@ static bool row_bundles(const struct CMB *c, double **pre, int64_t k, RowBundles
 }
 
 /* ob (rows [lo, lo+n), k columns) += each bundle's pre-table at the
- * rows' joint codes, kept in jc (nbd x CLA_BLK) for a later step. */
+ * rows' joint codes, kept in jc (bundle j's at jc + j * js) for a later
+ * step. */
 static void bundle_gather(const struct CMB *c, const RowBundles *rb, int64_t lo, int64_t n, int64_t k, uint16_t *jc,
-                          double *ob)
+                          int64_t js, double *ob)
 {
     for (int j = 0; j < rb->nbd; j++) {
-        uint16_t *jj = jc + (int64_t)j * CLA_BLK;
+        uint16_t *jj = jc + (int64_t)j * js;
         const double *P = rb->pb[j];
         joint_codes(c, &rb->bs[j], lo, n, jj);
         leaf()->gather(NULL, jj, n, P, k, ob);
@@ -966,7 +1072,10 @@ static bool rowwise(const MB *x, double **pre0, int64_t k, double *out)
     double **pre = rb.pre;
     int nt = ok && br_par((double)(n * k * c->ngroups)) ? br_threads() : 1;
     int64_t nb = (n + CLA_BLK - 1) / CLA_BLK;
-    const int64_t st = step_rows(c, n, k);   /* (the same for every thread) */
+    const int64_t st = step_rows(k);   /* (the same for every thread) */
+    bool *wide = br_calloc((size_t)c->ngroups + 1, sizeof(bool));
+    ok = ok && wide;
+    const int64_t W = ok ? list_windows(c, n, k, st, pre, wide) : st;
 #pragma omp parallel num_threads(nt) if (ok && nt > 1)
     {
         int tid = 0, th = 1;
@@ -977,7 +1086,7 @@ static bool rowwise(const MB *x, double **pre0, int64_t k, double *out)
         int64_t a = nb * tid / th * CLA_BLK, b = nb * (tid + 1) / th * CLA_BLK;
         if (b > n) b = n;
         ClaIter *its = br_calloc((size_t)c->ngroups + 1, sizeof(ClaIter));
-        int32_t *codes = br_malloc(CLA_BLK * sizeof(int32_t));
+        int32_t *codes = br_malloc((size_t)W * sizeof(int32_t));
         uint16_t *jc = br_malloc(((size_t)rb.nbd * CLA_BLK + 1) * sizeof(uint16_t));
         bool mine = ok && its && codes && jc;
         for (int q = 0; mine && q < c->ngroups; q++)
@@ -986,10 +1095,15 @@ static bool rowwise(const MB *x, double **pre0, int64_t k, double *out)
 #pragma omp atomic write
             ok = false;
         }
-        for (int64_t lo = a; mine && lo < b; lo += st) {
-            int64_t len = b - lo < st ? b - lo : st;
-            bundle_gather(c, &rb, lo, len, k, jc, out + lo * k);
-            add_rows(c, its, pre, lo, len, k, codes, out + lo * k);
+        for (int64_t w0 = a; mine && w0 < b; w0 += W) {
+            int64_t wz = BR_MIN(b, w0 + W);
+            for (int64_t lo = w0; lo < wz; lo += st) {
+                int64_t len = BR_MIN(st, wz - lo);
+                bundle_gather(c, &rb, lo, len, k, jc, CLA_BLK, out + lo * k);
+                add_rows(c, its, pre, wide, lo, len, k, codes, out + lo * k);
+            }
+            for (int q = 0; q < c->ngroups; q++)   /* the window's rows at once */
+                if (wide[q]) list_rows_add(c->groups[q], &its[q], pre[q], wz - w0, k, codes, out + w0 * k);
         }
         for (int q = 0; its && q < c->ngroups; q++) cla_iter_free(&its[q]);
         free(its);
@@ -997,6 +1111,7 @@ static bool rowwise(const MB *x, double **pre0, int64_t k, double *out)
         free(jc);
     }
     row_bundles_free(&rb);
+    free(wide);
     return ok;
 }
 
@@ -1164,8 +1279,8 @@ void cla_rowmm_read(ClaRowMMCur *r, int64_t n, double *out)
     const struct CMB *c = C(p->x);
     double *ob = r->ob ? r->ob : out;
     memset(ob, 0, (size_t)(n * p->kp) * sizeof(double));
-    bundle_gather(c, &p->rb, r->row, n, p->kp, r->jc, ob);
-    add_rows(c, r->its, p->rb.pre, r->row, n, p->kp, r->codes, ob);
+    bundle_gather(c, &p->rb, r->row, n, p->kp, r->jc, CLA_BLK, ob);
+    add_rows(c, r->its, p->rb.pre, NULL, r->row, n, p->kp, r->codes, ob);
     for (int q = 0; q < c->ngroups; q++)
         if (c->groups[q]->enc == CLA_UNC) unc_right(c->groups[q], p->b, r->row, n, ob);
     if (r->ob) unpad_rows(ob, n, p->kp, p->k, false, out);
@@ -1356,37 +1471,46 @@ typedef struct Chain {
     int64_t k, tot;          /* result columns; per-range sums */
     RowBundles rb;           /* bundles; rb.pre: the other groups' */
     int64_t *off;            /* group q's sums at off[q] */
+    bool *wide;              /* OLE/RLE groups by windows of W rows */
+    int64_t W;
 } Chain;
 
 /* Rows [a, z) into the range's sums Ap (tot) and UNC sums Up (ncol(x) x
- * k). Returns 1, 0 when q took a non-finite value (the caller falls back:
+ * k), a window of W rows at a time: q's rows of the window (steps of
+ * CLA_BLK, the wide groups over the whole window), then its sums.
+ * Returns 1, 0 when q took a non-finite value (the caller falls back:
  * the zeros of x would have to meet it), -1 out of memory. */
 static int chain_range(const Chain *ch, int64_t a, int64_t z, double *Ap, double *Up)
 {
     const struct CMB *c = C(ch->x);
     const RowBundles *rb = &ch->rb;
-    int64_t k = ch->k, wk = ch->w ? ch->w->cols : 0;
+    int64_t k = ch->k, wk = ch->w ? ch->w->cols : 0, W = ch->W;
     ClaIter *ir = br_calloc((size_t)c->ngroups + 1, sizeof(ClaIter));
     ClaIter *it = br_calloc((size_t)c->ngroups + 1, sizeof(ClaIter));
-    int32_t *codes = br_malloc(CLA_BLK * sizeof(int32_t));
-    uint16_t *jc = br_malloc(((size_t)rb->nbd * CLA_BLK + 1) * sizeof(uint16_t));
-    double *qb = br_malloc((size_t)(CLA_BLK * k) * sizeof(double));
+    int32_t *codes = br_malloc((size_t)W * sizeof(int32_t));
+    uint16_t *jc = br_malloc(((size_t)(rb->nbd * W) + 1) * sizeof(uint16_t));
+    double *qb = br_malloc((size_t)(W * k) * sizeof(double));
     int rc = ir && it && codes && jc && qb ? 1 : -1;
     for (int q = 0; rc > 0 && q < c->ngroups; q++)
         if (rb->pre[q] && (!cla_iter_init(&ir[q], c->groups[q], a) || !cla_iter_init(&it[q], c->groups[q], a))) rc = -1;
-    for (int64_t lo = a; rc > 0 && lo < z; lo += CLA_BLK) {
-        int64_t len = BR_MIN(CLA_BLK, z - lo);
+    for (int64_t w0 = a; rc > 0 && w0 < z; w0 += W) {
+        int64_t len = BR_MIN(W, z - w0);
         memset(qb, 0, (size_t)(len * k) * sizeof(double));
-        bundle_gather(c, rb, lo, len, k, jc, qb);
-        add_rows(c, ir, rb->pre, lo, len, k, codes, qb);
-        for (int q = 0; q < c->ngroups; q++)
-            if (c->groups[q]->enc == CLA_UNC) unc_right(c->groups[q], ch->v, lo, len, qb);
+        for (int64_t lo = w0; lo < w0 + len; lo += CLA_BLK) {
+            int64_t sl = BR_MIN(CLA_BLK, w0 + len - lo);
+            bundle_gather(c, rb, lo, sl, k, jc + (lo - w0), W, qb + (lo - w0) * k);
+            add_rows(c, ir, rb->pre, ch->wide, lo, sl, k, codes, qb + (lo - w0) * k);
+        }
+        for (int q = 0; q < c->ngroups; q++) {
+            if (ch->wide[q]) list_rows_add(c->groups[q], &ir[q], rb->pre[q], len, k, codes, qb);
+            if (c->groups[q]->enc == CLA_UNC) unc_right(c->groups[q], ch->v, w0, len, qb);
+        }
         if (ch->w && wk == 1) {
-            const double *wr = ch->w->d + lo;
+            const double *wr = ch->w->d + w0;
             for (int64_t i = 0; i < len; i++)
                 for (int64_t cc = 0; cc < k; cc++) qb[i * k + cc] *= wr[i];
         } else if (ch->w) {
-            const double *wr = ch->w->d + lo * k;
+            const double *wr = ch->w->d + w0 * k;
             for (int64_t i = 0; i < len * k; i++) qb[i] *= wr[i];
         }
         double nf = 0;
@@ -1397,11 +1521,11 @@ static int chain_range(const Chain *ch, int64_t a, int64_t z, double *Ap, double
             break;
         }
         for (int j = 0; j < rb->nbd; j++)
-            joint_scatter(jc + (int64_t)j * CLA_BLK, len, qb, k, rb->bs[j].jd, Ap + rb->bs[j].off);
+            joint_scatter(jc + (int64_t)j * W, len, qb, k, rb->bs[j].jd, Ap + rb->bs[j].off);
         for (int q = 0; q < c->ngroups; q++) {
             const ClaGroup *g = c->groups[q];
-            if (g->enc == CLA_UNC) unc_tl(g, lo, len, qb, k, Up);
-            else if (rb->pre[q]) tl_block(g, &it[q], lo, len, qb, k, Ap + ch->off[q], codes);
+            if (g->enc == CLA_UNC) unc_tl(g, w0, len, qb, k, Up);
+            else if (rb->pre[q]) tl_block(g, &it[q], w0, len, qb, k, Ap + ch->off[q], codes);
         }
     }
     for (int q = 0; q < c->ngroups; q++) {
@@ -1430,6 +1554,8 @@ static int chain_fused(const MB *x, const MB *v, const MB *w, double *out)
         if (!(pre[q] = pre_mult(g, v))) rc = -1;
     }
     if (rc > 0 && !row_bundles(c, pre, k, &ch.rb)) rc = -1;
+    if (rc > 0 && !(ch.wide = br_calloc((size_t)c->ngroups + 1, sizeof(bool)))) rc = -1;
+    if (rc > 0) ch.W = list_windows(c, n, k, CLA_BLK, ch.rb.pre, ch.wide);
     for (int j = 0; rc > 0 && j < ch.rb.nbd; j++) {
         ch.rb.bs[j].off = ch.tot;
         ch.tot += ch.rb.bs[j].jd * k;
@@ -1461,7 +1587,7 @@ static int chain_fused(const MB *x, const MB *v, const MB *w, double *out)
     if (rc > 0) tl_sums_finish(c, ch.rb.bs, ch.rb.nbd, ch.off, A, U, k, out);
     free_pre(pre, c->ngroups);
     row_bundles_free(&ch.rb);
-    free(ch.off), free(A), free(U);
+    free(ch.off), free(ch.wide), free(A), free(U);
     return rc;
 }
 
@@ -1513,11 +1639,97 @@ static void row_of(const ClaGroup *h, const int32_t *hcodes, int64_t row, int64_
     memcpy(v, h->dict + (int64_t)hcodes[i] * h->ncols, (size_t)h->ncols * sizeof(double));
 }
 
+/* r[cols g, cols h] and its mirror from A (g's tuples x h's columns: the
+ * sum of h's rows over the rows of each tuple of g): block = dict_g^T A.
+ * Zeros of g's dictionary are passed over where A is finite (0 * A adds
+ * nothing there; else 0 * Inf must make its NaN, as the dense kernel's). */
+static void tsmm_block(const ClaGroup *g, const ClaGroup *h, const double *A, double *r, int64_t m)
+{
+    int hc = h->ncols;
+    double *B = br_calloc((size_t)g->ncols * (size_t)hc + 1, sizeof(double)), fin = 0;
+    for (int64_t i = 0; i < (int64_t)g->ndict * hc; i++) fin += A[i] * 0.0;
+    for (int32_t t = 0; B && t < g->ndict; t++)
+        for (int jg = 0; jg < g->ncols; jg++) {
+            double v = g->dict[(int64_t)t * g->ncols + jg];
+            if (v == 0 && fin == 0) continue;
+            const double *a = A + (int64_t)t * hc;
+            double *b = B + (int64_t)jg * hc;
+            for (int jh = 0; jh < hc; jh++) b[jh] += v * a[jh];
+        }
+    for (int jg = 0; jg < g->ncols; jg++)
+        for (int jh = 0; jh < hc; jh++) {
+            double s = 0;
+            if (B) s = B[(int64_t)jg * hc + jh];
+            else   /* (out of memory for B: the same sums, tuple by tuple) */
+                for (int32_t t = 0; t < g->ndict; t++) s += g->dict[(int64_t)t * g->ncols + jg] * A[(int64_t)t * hc + jh];
+            r[(int64_t)g->cols[jg] * m + h->cols[jh]] = s;
+            r[(int64_t)h->cols[jh] * m + g->cols[jg]] = s;
+        }
+    free(B);
+}
+
+/* A of two compressed groups through the co-occurrence counts of their
+ * tuples (C[t][u]: rows holding t of g and u of h), A = C dict_h over
+ * the counted pairs and h's non-zero values: one add a row instead of
+ * one per column of h (one-hot groups of 50 columns: t(X) %*% X ran at
+ * 0.09 of the sparse kernel). Used where the counts cost less than the
+ * rows (TSMM_COUNTS cells at most); false: not used, or out of memory. */
+#define TSMM_COUNTS (1 << 20)
+
+static bool tsmm_counts(const ClaGroup *g, const ClaGroup *h, int64_t n, double *A)
+{
+    int hc = h->ncols;
+    int64_t cells = (int64_t)g->ndict * h->ndict, hnz = 0;
+    for (int64_t i = 0; i < (int64_t)h->ndict * hc; i++) hnz += h->dict[i] != 0;
+    if (h->enc == CLA_UNC || cells > TSMM_COUNTS ||
+        (double)n + (double)g->ndict * (double)hnz >= 0.5 * (double)n * (double)hc)
+        return false;
+    double *C = br_calloc((size_t)cells + 1, sizeof(double));
+    int32_t *gc = br_malloc(CLA_BLK * sizeof(int32_t)), *hcd = br_malloc(CLA_BLK * sizeof(int32_t));
+    ClaIter gi, hi;
+    memset(&gi, 0, sizeof gi);
+    memset(&hi, 0, sizeof hi);
+    bool ok = C && gc && hcd && cla_iter_init(&gi, g, 0) && cla_iter_init(&hi, h, 0);
+    const int64_t nh = h->ndict;
+    if (ok && g->enc == CLA_DDC1 && h->enc == CLA_DDC1) {   /* (the codes read in place: one-hot groups) */
+        const uint8_t *a = g->ix->c1, *b = h->ix->c1;
+        for (int64_t i = 0; i < n; i++) C[a[i] * nh + b[i]] += 1;
+    } else for (int64_t lo = 0; ok && lo < n; lo += CLA_BLK) {
+        int64_t len = n - lo < CLA_BLK ? n - lo : CLA_BLK;
+        cla_iter_next(&gi, len, gc);
+        cla_iter_next(&hi, len, hcd);
+        for (int64_t i = 0; i < len; i++)
+            if (gc[i] >= 0 && hcd[i] >= 0) C[(int64_t)gc[i] * h->ndict + hcd[i]] += 1;
+    }
+    for (int32_t t = 0; ok && t < g->ndict; t++)
+        for (int32_t u = 0; u < h->ndict; u++) {
+            double cnt = C[(int64_t)t * h->ndict + u];
+            if (cnt == 0) continue;   /* (pairs no row holds add nothing, not 0 * Inf) */
+            const double *hv = h->dict + (int64_t)u * hc;
+            double *a = A + (int64_t)t * hc;
+            for (int j = 0; j < hc; j++)
+                if (hv[j] != 0) a[j] += cnt * hv[j];
+        }
+    if (gi.g) cla_iter_free(&gi);
+    if (hi.g) cla_iter_free(&hi);
+    free(C);
+    free(gc);
+    free(hcd);
+    return ok;
+}
+
 /* r[cols g, cols h] and its mirror for groups g (compressed) and h != g:
  * A[t] = sum of h's rows over rows of tuple t of g; block = dict_g^T A. */
 static bool tsmm_pair(const ClaGroup *g, const ClaGroup *h, int64_t n, double *r, int64_t m)
 {
     int hc = h->ncols;
+    double *A0 = br_calloc((size_t)g->ndict * (size_t)hc + 1, sizeof(double));
+    if (A0 && tsmm_counts(g, h, n, A0)) {
+        tsmm_block(g, h, A0, r, m);
+        free(A0);
+        return true;
+    }
+    free(A0);
     double *A = br_calloc((size_t)g->ndict * (size_t)hc + 1, sizeof(double));
     double *v = br_malloc((size_t)hc * sizeof(double) + 8);
     int32_t *gc = br_malloc(CLA_BLK * sizeof(int32_t)), *hcd = br_malloc(CLA_BLK * sizeof(int32_t));
@@ -1545,13 +1757,7 @@ static bool tsmm_pair(const ClaGroup *g, const ClaGroup *h, int64_t n, double *r
         }
         cla_iter_free(&gi);
         cla_iter_free(&hi);
-        for (int jg = 0; jg < g->ncols; jg++)
-            for (int jh = 0; jh < hc; jh++) {
-                double s = 0;
-                for (int32_t t = 0; t < g->ndict; t++) s += g->dict[(int64_t)t * g->ncols + jg] * A[(int64_t)t * hc + jh];
-                r[(int64_t)g->cols[jg] * m + h->cols[jh]] = s;
-                r[(int64_t)h->cols[jh] * m + g->cols[jg]] = s;
-            }
+        tsmm_block(g, h, A, r, m);
     }
     free(A);
     free(v);

@@ -171,10 +171,34 @@ bool cla_iter_init(ClaIter *it, const ClaGroup *g, int64_t rl)
     return true;
 }
 
+/* The first of the n ascending offsets d not below v: 0 or n at once
+ * when all are at or past v, or all below (a window meets at most two
+ * segments, and passes most whole), else by bisection without branches
+ * on the data (they mispredicted about every other step). */
+static int64_t first_at(const uint16_t *d, int64_t n, int64_t v)
+{
+    if (n == 0 || d[0] >= v) return 0;
+    if (d[n - 1] < v) return n;
+    const uint16_t *b = d;
+    for (int64_t len = n; len > 1;) {
+        int64_t h = len / 2;
+        b = b[h] < v ? b + h : b;
+        len -= h;
+    }
+    return (b - d) + (*b < v);
+}
+
+/* Tuples ahead whose list position ole_rows prefetches: the callers take
+ * the tuples in order, and each tuple's list is elsewhere in memory (a
+ * miss to memory per tuple and window, 899 tuples at 1.5 listed rows
+ * each per window took most of an OLE group's pass). */
+#define OLE_AHEAD 8
+
 static int64_t ole_rows(ClaIter *it, int32_t t, int64_t lo, int64_t hi, int32_t *rows)
 {
     const uint16_t *data = it->g->ix->data;
     int64_t end = it->g->ix->ptr[t + 1];
+    if (t + OLE_AHEAD < it->g->ndict) __builtin_prefetch(data + it->pos[t + OLE_AHEAD]);
     int64_t p = it->pos[t], left = it->aux[t], s = it->cur[t], k = 0;
     for (;;) {
         if (left == 0) {
@@ -184,11 +208,21 @@ static int64_t ole_rows(ClaIter *it, int32_t t, int64_t lo, int64_t hi, int32_t 
             left = data[p++];
             continue;
         }
-        int64_t r = s * (int64_t)CLA_SEG + data[p];
-        if (r >= hi) break;
-        if (r >= lo) rows[k++] = (int32_t)(r - lo);
-        p++;
-        left--;
+        /* the segment's offsets in [lo, hi) (sorted: found by bisection),
+         * those below lo passed over, copied by a loop that vectorizes
+         * (one compare and branch an offset bound X %*% v over OLE groups) */
+        int64_t base = s * (int64_t)CLA_SEG;
+        int64_t j0 = lo > base ? first_at(data + p, left, lo - base) : 0;
+        int64_t j1 = hi - base >= CLA_SEG ? left : first_at(data + p, left, hi - base);
+        const int32_t off = (int32_t)(base - lo);
+        const uint16_t *d = data + p;
+        int32_t *o = rows + k - j0;
+#pragma omp simd
+        for (int64_t j = j0; j < j1; j++) o[j] = off + d[j];
+        k += j1 - j0;
+        p += j1;
+        left -= j1;
+        if (left > 0) break;   /* the next is at or past hi */
     }
     it->pos[t] = p;
     it->aux[t] = left;
@@ -232,6 +266,15 @@ static int64_t rle_rows(ClaIter *it, int32_t t, int64_t lo, int64_t hi, int32_t 
     while (rle_next(it, t, lo, hi, &a, &b))
         for (int64_t r = a; r < b; r++) rows[k++] = (int32_t)(r - lo);
     return k;
+}
+
+bool cla_iter_run(ClaIter *it, int32_t t, int64_t n, int64_t *a, int64_t *b)
+{
+    int64_t lo = it->row;
+    if (!rle_next(it, t, lo, lo + n, a, b)) return false;
+    *a -= lo;
+    *b -= lo;
+    return true;
 }
 
 int64_t cla_iter_rows(ClaIter *it, int32_t t, int64_t n, int32_t *rows)
@@ -651,31 +694,48 @@ static bool dec_dense(const MB *m, int64_t rl, int64_t ru, MB *r)
  * order gives sorted rows; otherwise (co-coded groups interleave) each
  * row is sorted after its block. */
 
-/* Non-zero values of each tuple of g (ndict of them; NULL for UNC). */
-static int32_t *tuple_nnz(const ClaGroup *g)
+/* The non-zeros of g's dictionary by tuple, as CSR over the tuples
+ * (tuple t's at [ptr[t], ptr[t+1]), output columns ascending): a row's
+ * entries are copied without passing its tuple's zeros (one-hot groups of
+ * 50 columns, one non-zero a tuple, took 50 compares a row and group:
+ * decompression of one-hot data ran at 0.03 of a copy). */
+typedef struct TupNz { int32_t *ptr, *col; double *val; } TupNz;
+
+static void tuple_nz_free(TupNz *z) { free(z->ptr), free(z->col), free(z->val); }
+
+static bool tuple_nz(const ClaGroup *g, TupNz *z)
 {
-    int32_t *t = br_calloc((size_t)g->ndict + 1, sizeof *t);
-    if (!t) return NULL;
-    for (int32_t k = 0; k < g->ndict; k++)
-        for (int j = 0; j < g->ncols; j++) t[k] += g->dict[(int64_t)k * g->ncols + j] != 0;
-    return t;
+    int64_t nz = 0, cells = (int64_t)g->ndict * g->ncols;
+    for (int64_t i = 0; i < cells; i++) nz += g->dict[i] != 0;
+    z->ptr = br_malloc(((size_t)g->ndict + 1) * sizeof(int32_t));
+    z->col = br_malloc(((size_t)nz + 1) * sizeof(int32_t));
+    z->val = br_malloc(((size_t)nz + 1) * sizeof(double));
+    if (!z->ptr || !z->col || !z->val) return false;
+    int32_t k = 0;
+    for (int32_t t = 0; t < g->ndict; t++) {
+        z->ptr[t] = k;
+        const double *tp = g->dict + (int64_t)t * g->ncols;
+        for (int j = 0; j < g->ncols; j++)
+            if (tp[j] != 0) z->col[k] = g->cols[j], z->val[k++] = tp[j];
+    }
+    z->ptr[g->ndict] = k;
+    return true;
 }
 
 /* One tuple's non-zeros at row position *at of the output. */
-static inline void put_tuple(const ClaGroup *g, int32_t t, int64_t *at, MB *r)
+static inline void put_tuple(const TupNz *z, int32_t t, int64_t *at, MB *r)
 {
-    const double *tp = g->dict + (int64_t)t * g->ncols;
     int64_t k = *at;
-    for (int j = 0; j < g->ncols; j++)
-        if (tp[j] != 0) { r->ci[k] = g->cols[j]; r->v[k] = tp[j]; k++; }
+    for (int32_t p = z->ptr[t]; p < z->ptr[t + 1]; p++, k++) r->ci[k] = z->col[p], r->v[k] = z->val[p];
     *at = k;
 }
 
 /* Rows [lo, lo+n) (n <= CLA_BLK) of group g: adds each row's non-zeros to
  * cnt[i] (fill false) or appends them at at[i] (fill true). */
-static void group_sparse(ClaIter *it, const int32_t *tnz, int64_t lo, int64_t n, int32_t *codes, int64_t *at,
+static void group_sparse(ClaIter *it, const TupNz *z, int64_t lo, int64_t n, int32_t *codes, int64_t *at,
                          bool fill, MB *r)
 {
+    const int32_t *ptr = z->ptr;
     const ClaGroup *g = it->g;
     if (g->enc == CLA_EMPTY) { it->row += n; return; }
     if (g->enc == CLA_UNC) {
@@ -696,10 +756,11 @@ static void group_sparse(ClaIter *it, const int32_t *tnz, int64_t lo, int64_t n,
     if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
         for (int32_t t = 0; t < g->ndict; t++) {
             int64_t k = cla_iter_rows(it, t, n, codes);   /* (also keeps the iterator in step) */
-            if (!tnz[t]) continue;
+            int32_t nz = ptr[t + 1] - ptr[t];
+            if (!nz) continue;
             for (int64_t q = 0; q < k; q++) {
-                if (fill) put_tuple(g, t, &at[codes[q]], r);
-                else at[codes[q]] += tnz[t];
+                if (fill) put_tuple(z, t, &at[codes[q]], r);
+                else at[codes[q]] += nz;
             }
         }
         cla_iter_skip(it, n);
@@ -707,9 +768,9 @@ static void group_sparse(ClaIter *it, const int32_t *tnz, int64_t lo, int64_t n,
     }
     cla_iter_next(it, n, codes);
     for (int64_t i = 0; i < n; i++) {
-        if (codes[i] < 0 || !tnz[codes[i]]) continue;
-        if (fill) put_tuple(g, codes[i], &at[i], r);
-        else at[i] += tnz[codes[i]];
+        if (codes[i] < 0) continue;
+        if (fill) put_tuple(z, codes[i], &at[i], r);
+        else at[i] += ptr[codes[i] + 1] - ptr[codes[i]];
     }
 }
 
@@ -741,10 +802,10 @@ static bool dec_sparse(const MB *m, int64_t rl, int64_t ru, MB *r)
     int64_t nrow = ru - rl;
     int ng = c->ngroups;
     int *ord = br_malloc((size_t)ng * sizeof *ord + 1);
-    int32_t **tnz = br_calloc((size_t)ng + 1, sizeof *tnz);
+    TupNz *tnz = br_calloc((size_t)ng + 1, sizeof *tnz);
     bool ok = ord && tnz;
     for (int k = 0; ok && k < ng; k++)
-        if (c->groups[k]->enc != CLA_UNC && !(tnz[k] = tuple_nnz(c->groups[k]))) ok = false;
+        if (c->groups[k]->enc != CLA_UNC && !tuple_nz(c->groups[k], &tnz[k])) ok = false;
     bool sorted = ok && group_order(c, ord);
     int nt = nrow * m->cols >= BR_PAR_MIN ? br_threads() : 1;
     for (int pass = 0; pass < 2 && ok; pass++) {
@@ -770,7 +831,7 @@ static bool dec_sparse(const MB *m, int64_t rl, int64_t ru, MB *r)
                     int64_t len = b - lo < CLA_BLK ? b - lo : CLA_BLK, o = lo - rl;
                     for (int64_t i = 0; i < len; i++) at[i] = pass ? r->rp[o + i] : 0;
                     for (int q = 0; q < ng; q++)
-                        group_sparse(&rc.its[ord[q]], tnz[ord[q]], lo, len, rc.codes, at, pass == 1, r);
+                        group_sparse(&rc.its[ord[q]], &tnz[ord[q]], lo, len, rc.codes, at, pass == 1, r);
                     for (int64_t i = 0; i < len; i++) {
                         if (pass == 0) r->rp[o + i + 1] = at[i];
                         else if (!sorted)
@@ -788,7 +849,7 @@ static bool dec_sparse(const MB *m, int64_t rl, int64_t ru, MB *r)
         if (pass == 0 && ok && mb_sp_reserve(r, r->rp[nrow] + 1, &(BrErr){0})) ok = false;
     }
     if (ok) mb_sp_done(r, r->rp[nrow]);
-    for (int k = 0; tnz && k < ng; k++) free(tnz[k]);
+    for (int k = 0; tnz && k < ng; k++) tuple_nz_free(&tnz[k]);
     free(tnz);
     free(ord);
     return ok;

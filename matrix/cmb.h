@@ -118,10 +118,14 @@ typedef struct ClaIter {
 bool cla_iter_init(ClaIter *it, const ClaGroup *g, int64_t rl);
 /* Codes of the next n rows. */
 void cla_iter_next(ClaIter *it, int64_t n, int32_t *codes);
-/* OLE/RLE: the rows of tuple t among the next n (n <= CLA_BLK) as
+/* OLE/RLE: the rows of tuple t among the next n as
  * offsets from it->row into rows[], their number returned; call it for
  * every tuple, then cla_iter_skip(it, n). O(rows of t), not O(n). */
 int64_t cla_iter_rows(ClaIter *it, int32_t t, int64_t n, int32_t *rows);
+/* RLE: the next run of tuple t among the next n rows as offsets [*a, *b)
+ * from it->row, false when none is left there (a whole run, not its rows:
+ * a sorted column's runs cover every row). */
+bool cla_iter_run(ClaIter *it, int32_t t, int64_t n, int64_t *a, int64_t *b);
 static inline void cla_iter_skip(ClaIter *it, int64_t n) { it->row += n; }
 void cla_iter_free(ClaIter *it);
 

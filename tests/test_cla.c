@@ -1994,6 +1994,43 @@ static ClaGroup *ddc1_group(int64_t n, const int32_t *cols, int nc, const double
     return g;
 }
 
+/* t(X) %*% X of one-hot data (features of 10 categories co-coded into
+ * groups of many columns): the pairs of groups through their tuples'
+ * co-occurrence counts (cla_ops.c tsmm_counts: DDC1 codes read in
+ * place, OLE/RLE codes by their iterators) against the dense kernel over
+ * the decompressed block, with a category's value Inf or NaN in one row
+ * (0 * Inf meets the other groups' zeros), and decompression itself. */
+static void check_tsmm_counts(void)
+{
+    BrErr e = {0};
+    static const int encs[] = {-1, CLA_DDC1, CLA_OLE, CLA_RLE};
+    for (size_t k = 0; k < sizeof encs / sizeof *encs; k++)
+        for (int bad = 0; bad < 3; bad++) {
+            int64_t n = 6000, f = 6, cat = 10;
+            MB *x = mb_dense(n, f * cat, &e);
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t j = 0; j < f; j++) {
+                    int64_t c = (int64_t)(urand() * urand() * (double)cat);   /* skewed */
+                    x->d[i * f * cat + j * cat + c] = 1 + (double)(j % 2);
+                }
+            if (bad) x->d[777 * f * cat + 2 * cat + 3] = bad == 1 ? INFINITY : NAN;
+            mb_recount_nnz(x);
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = true;
+            o.enc = encs[k];
+            MB *cx = cla_compress(x, &o, &e);
+            int wide = 0;
+            for (int q = 0; cx && mb_is_cmb(cx) && q < cx->cmb->ngroups; q++) wide += cx->cmb->groups[q]->ncols >= 3;
+            T_CHECK(cx && mb_is_cmb(cx) && wide >= 2, "tsmm counts enc %d bad %d: compressed, %d groups of 3+ columns (%s)",
+                    encs[k], bad, wide, e.msg);
+            MB *d = cx ? cmb_decompress(cx, &e) : NULL;
+            T_MB_EQ(d, x, 0, "tsmm counts enc %d bad %d: decompress", encs[k], bad);
+            MB *r = cx ? cla_tsmm(cx, &e) : NULL, *q = k_tsmm(x, true, &e);
+            T_MB_EQ(r, q, RT, "tsmm counts enc %d bad %d: t(X) %%*%% X", encs[k], bad);
+            mb_release(r), mb_release(q), mb_release(d), mb_release(cx), mb_release(x);
+        }
+}
+
 /* The finiteness flag of a decompressed block (cmb.c dec_fin): the
  * dictionaries decide. Each encoding forced, values finite, with a NaN
  * or an -Inf in one cell (row 1234): all rows flagged by the answer,
@@ -3472,6 +3509,10 @@ int main(int argc, char **argv)
         {"tall-runs", 140000, 2, 3, 0.5, 70001, false, 0, false},
         {"tall-sparse", 140000, 3, 2, 0.999, 1, false, 0, false},
         {"onecol", 1, 1, 2, 0.0, 1, false, 0, false},
+        /* OLE/RLE tuples listing few rows each: products and row sums by
+         * windows of many blocks (cla_ops.c list_windows), windows across
+         * OLE segments */
+        {"tall-lists", 70000, 3, 400, 0.4, 2, false, 0, false},
     };
     const char *only = argc > 2 && !strcmp(argv[1], "spec") ? argv[2] : NULL;   /* one spec alone */
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++)
@@ -3486,6 +3527,7 @@ int main(int argc, char **argv)
     TIMED(check_wide_products());
     TIMED(check_dec_sparse());
     TIMED(check_dec_fin());
+    TIMED(check_tsmm_counts());
     TIMED(check_lut());
     TIMED(check_grid());
     TIMED(check_sparse_rows());
