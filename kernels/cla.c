@@ -201,23 +201,42 @@ static double unc_size(const PCtx *c, int nc, double nzfrac)
 }
 
 /* Estimated compressed size of a group from its sample statistics. */
-static double group_est(const PCtx *c, const Stat *s)
+/* A list encoding (OLE, RLE) is chosen over a dense dictionary coding
+ * (DDC1/2) only where it is smaller and its row index is at most
+ * LIST_GAIN of the DDC's codes, a hybrid of size and time (as SystemDS's
+ * cost models weigh the operations): over a row-wise pass a listed row
+ * cost about ten times a coded one (the Airline-like table's co-coded
+ * delay columns, 64% of the rows listed: OLE 1.3 MB against DDC2's 2 MB,
+ * and X %*% v ran at 0.62 of the dense kernel with the OLE group, 0.83
+ * with DDC2; mnist-like pixels 0.51 -> 1.08), so a list that saves less
+ * than half the index costs time. The dictionaries are left out of the
+ * comparison (they cost per tuple either way: columns of 200 distinct
+ * values at 5% non-zeros stay OLE). The groups' estimates (group_est,
+ * chosen) and the choice (choose) use the same rule; co-coding compares
+ * the smallest encodings (group_est, not chosen: under the rule two
+ * sparse binary columns listed apart (OLE, 0.4 n bytes each) looked
+ * cheaper than together (DDC1, n), and 10 such columns stayed 10 OLE
+ * groups where 2 co-coded DDC1 groups hold them in 2 n). */
+#define LIST_GAIN 0.5
+
+static double group_est(const PCtx *c, const Stat *s, bool chosen)
 {
     double d = s->dest;
     double dict = 8.0 * s->ncols * d + 8.0 * d;
     double n = (double)c->n;
-    double best = INFINITY;
-    if (d <= 256) best = n + dict;
-    else if (d <= MAX_DICT) best = 2 * n + dict;
+    double best = INFINITY, ix = INFINITY;   /* ix: the DDC's row index */
+    if (d <= 256) best = (ix = n) + dict;
+    else if (d <= MAX_DICT) best = (ix = 2 * n) + dict;
     double z = (double)s->nzrows / (double)c->ns * n;
     double nseg = ceil(n / CLA_SEG);
-    double ole = 2.0 * z + 2.0 * d * nseg + dict;
-    if (ole < best) best = ole;
+    double ole = 2.0 * z + 2.0 * d * nseg;
     /* RLE: a (gap, length) pair per run, plus the splits of gaps and
      * runs past 16 bits (at most one per tuple and CLA_U16 rows) */
     double dnz = d - (s->zero_id >= 0);
-    double rle = 4.0 * (s->runs + dnz * floor(n / CLA_U16)) + 8.0 * d + dict;
-    if (rle < best) best = rle;
+    double rle = 4.0 * (s->runs + dnz * floor(n / CLA_U16));
+    double lg = chosen ? LIST_GAIN : INFINITY;   /* (as choose() picks) */
+    if (ole + dict < best && ole < lg * ix) best = ole + dict;
+    if (rle + 8.0 * d + dict < best && rle < lg * ix) best = rle + 8.0 * d + dict;
     return best;
 }
 
@@ -253,7 +272,7 @@ static bool stat_from_codes(const PCtx *c, Stat *s, const bool *zero, int32_t nd
     const int32_t *prev = s->code + c->ns;
     for (int64_t i = 0; i < c->ns; i++) starts += !zero[s->code[i]] && prev[i] != s->code[i];
     s->runs = cla_est_runs(c->n, c->ns, starts, s->dest - (s->zero_id >= 0), s->nzrows);
-    s->est = group_est(c, s);
+    s->est = group_est(c, s, false);
     return true;
 }
 
@@ -628,9 +647,10 @@ static bool cocode(const PCtx *c, const ClaPlanOpts *o, ColOrder *ord, int nord,
             g = bs;
         }
         free(g.code);
-        p->est_bytes += g.est;
+        double fe = group_est(c, &g, true);
+        p->est_bytes += fe;
         ce->one[*ng] = gcols == 1 && g.nd >= 2;   /* (not constant or empty) */
-        ce->est[*ng] = g.est;
+        ce->est[*ng] = fe;
         ce->nnz[*ng] = (double)g.nzrows / (double)c->ns * (double)c->n;
         (*ng)++;
     }
@@ -1322,12 +1342,13 @@ static ClaEnc choose(const Ext *x, int64_t n, double *bytes)
     if (nnzd == 0) { *bytes = 0; return CLA_EMPTY; }
     if (nd == 1) { *bytes = per; return CLA_CONST; }
     ClaEnc best = CLA_UNC;
-    double b = mb_est_size(n, x->nc, x->nnz_cells);
+    double b = mb_est_size(n, x->nc, x->nnz_cells), ix = INFINITY;   /* ix: a DDC's row index */
     double c;
-    if (nd <= 256 && (c = (double)n + per * nd) < b) { b = c; best = CLA_DDC1; }
-    if (nd <= MAX_DICT && (c = 2.0 * (double)n + per * nd) < b) { b = c; best = CLA_DDC2; }
-    if ((c = 2.0 * ((double)x->zrows + nseg * nnzd) + (per + 8) * nnzd) < b) { b = c; best = CLA_OLE; }
-    if ((c = 4.0 * (double)x->pairs + (per + 8) * nnzd) < b) { b = c; best = CLA_RLE; }
+    if (nd <= 256 && (c = (double)n + per * nd) < b) { b = c; best = CLA_DDC1; ix = (double)n; }
+    if (nd <= MAX_DICT && (c = 2.0 * (double)n + per * nd) < b) { b = c; best = CLA_DDC2; ix = 2.0 * (double)n; }
+    double ole = 2.0 * ((double)x->zrows + nseg * nnzd), rle = 4.0 * (double)x->pairs;   /* their indexes */
+    if ((c = ole + (per + 8) * nnzd) < b && ole < LIST_GAIN * ix) { b = c; best = CLA_OLE; }
+    if ((c = rle + (per + 8) * nnzd) < b && rle < LIST_GAIN * ix) { b = c; best = CLA_RLE; }
     *bytes = b;
     return best;
 }

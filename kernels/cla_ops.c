@@ -237,7 +237,8 @@ static void list_rows_add(const ClaGroup *g, ClaIter *it, const double *p, int64
                 for (int64_t cc = 0; cc < k; cc++) ob[r * k + cc] += pt[cc];
         }
     }
-    for (int32_t t = 0; g->enc == CLA_OLE && t < g->ndict; t++) {
+    for (int32_t t = 0; g->enc == CLA_OLE && k == 1 && t < g->ndict; t++) cla_iter_add1(it, t, n, p[t], ob);
+    for (int32_t t = 0; g->enc == CLA_OLE && k > 1 && t < g->ndict; t++) {
         int64_t nr = cla_iter_rows(it, t, n, rows);
         leaf()->list_add(rows, nr, p + (int64_t)t * k, k, ob);
     }
@@ -412,22 +413,6 @@ MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
 
 /* ---- column-wise: t(x) %*% b ---- */
 
-/* The sum of v[rows[j]] over a row list: four partial sums (one chain
- * of adds waited on each add's latency, which bound OLE/RLE groups). */
-static double list_sum(const double *v, const int32_t *rows, int64_t nr)
-{
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int64_t j = 0;
-    for (; j + 4 <= nr; j += 4) {
-        s0 += v[rows[j]];
-        s1 += v[rows[j + 1]];
-        s2 += v[rows[j + 2]];
-        s3 += v[rows[j + 3]];
-    }
-    for (; j < nr; j++) s0 += v[rows[j]];
-    return (s0 + s1) + (s2 + s3);
-}
-
 /* The sum of n contiguous values: eight partial sums (the order fixed by
  * n alone). */
 static double run_sum(const double *v, int64_t n)
@@ -467,12 +452,12 @@ static void tl_block(const ClaGroup *g, ClaIter *it, int64_t lo, int64_t len, co
     }
     if (g->enc == CLA_OLE) {
         for (int32_t t = 0; t < g->ndict; t++) {
-            int64_t nr = cla_iter_rows(it, t, len, codes);
             double *a = A + (int64_t)t * k;
             if (k == 1) {
-                a[0] += list_sum(bb, codes, nr);
+                a[0] += cla_iter_sum1(it, t, len, bb);
                 continue;
             }
+            int64_t nr = cla_iter_rows(it, t, len, codes);
             leaf()->list_sum(codes, nr, bb, k, a);
         }
         cla_iter_skip(it, len);

@@ -122,6 +122,11 @@ void cla_iter_next(ClaIter *it, int64_t n, int32_t *codes);
  * offsets from it->row into rows[], their number returned; call it for
  * every tuple, then cla_iter_skip(it, n). O(rows of t), not O(n). */
 int64_t cla_iter_rows(ClaIter *it, int32_t t, int64_t n, int32_t *rows);
+/* OLE, the rows of tuple t among the next n used in place (as
+ * cla_iter_rows, without the row list): the sum of v[offset] over them
+ * (four partial sums by list position), and o[offset] += x. */
+double cla_iter_sum1(ClaIter *it, int32_t t, int64_t n, const double *v);
+void cla_iter_add1(ClaIter *it, int32_t t, int64_t n, double x, double *o);
 /* RLE: the next run of tuple t among the next n rows as offsets [*a, *b)
  * from it->row, false when none is left there (a whole run, not its rows:
  * a sorted column's runs cover every row). */
@@ -136,6 +141,10 @@ void cla_iter_free(ClaIter *it);
 typedef struct ClaRows ClaRows;
 ClaRows *cla_rows_open(const MB *m, int64_t rl);
 void cla_rows_read(ClaRows *r, int64_t n, double *out);
+/* The reads of r end at or before row ru (until the next call): a hint
+ * that keeps the windows of thin list groups (cmb.c cursor_windows) from
+ * decoding rows past it; reads past it stay correct. */
+void cla_rows_bound(ClaRows *r, int64_t ru);
 void cla_rows_close(ClaRows *r);
 
 /* A window of decompressed rows over a compressed block, for skeletons
