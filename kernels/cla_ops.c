@@ -111,9 +111,11 @@ SCATTER4(uint16_t)
 
 /* A[code of row lo + i] += v[i]; DDC1 with few tuples for the rows
  * through partial tables. */
+static bool ddc1_partial(const ClaGroup *g, int64_t n);
+
 static void ddc_scatter(const ClaGroup *g, int64_t lo, int64_t n, const double *v, double *A)
 {
-    if (g->enc == CLA_DDC1 && (int64_t)g->ndict * 16 <= n) {
+    if (ddc1_partial(g, n)) {
         scatter4_uint8_t(g->ix->c1 + lo, n, v, g->ndict, A);
     } else if (g->enc == CLA_DDC1) {
         for (int64_t i = 0; i < n; i++) A[g->ix->c1[lo + i]] += v[i];
@@ -687,36 +689,108 @@ static void tl_sums_finish(const struct CMB *c, const TlBundle *bs, int nbd, con
     }
 }
 
-/* Consecutive unbundled DDC2 groups q.. (2 to 4) with one column of b:
- * A_m[code of row lo + i] += v[i] for each, in one pass (v read once; the
- * sums of a pass per group, the same bits: each group's own table, rows
- * in order). A pass per group, t(X) %*% y over 16 DDC2 columns ran at
- * 0.43-0.54 of the dense kernel. Returns the groups done (0: fewer than
- * 2 such groups at q). */
-static int ddc2_scatter_run(const struct CMB *c, const bool *bundled, const int64_t *off, int q, int64_t lo,
-                            int64_t n, const double *v, double *A)
+/* Up to 4 DDC2 groups with one column of b: A_m[code of row i] += v[i]
+ * for each, in one pass (v read once; the sums of a pass per group, the
+ * same bits: each group's own table, rows in order). */
+static void ddc2_scatter4(const uint16_t *const *cd, double *const *a, int m, int64_t n, const double *v)
+{
+    switch (m) {
+    case 4:
+        for (int64_t i = 0; i < n; i++) {
+            double x = v[i];
+            a[0][cd[0][i]] += x, a[1][cd[1][i]] += x, a[2][cd[2][i]] += x, a[3][cd[3][i]] += x;
+        }
+        break;
+    case 3:
+        for (int64_t i = 0; i < n; i++) {
+            double x = v[i];
+            a[0][cd[0][i]] += x, a[1][cd[1][i]] += x, a[2][cd[2][i]] += x;
+        }
+        break;
+    case 2:
+        for (int64_t i = 0; i < n; i++) {
+            double x = v[i];
+            a[0][cd[0][i]] += x, a[1][cd[1][i]] += x;
+        }
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++) a[0][cd[0][i]] += v[i];
+        break;
+    }
+}
+
+/* Up to 4 DDC1 groups with one column of b, each through four partial
+ * tables by row modulo 4 as scatter4 takes one (the same bits), in one
+ * pass over v (the Airline-like table's three DDC1 groups took three). */
+static void ddc1_scatter4(const uint8_t *const *cd, double *const *a, const int32_t *nd, int m, int64_t n,
+                          const double *v)
+{
+    double P[4][4][256];
+    for (int g = 0; g < m; g++)
+        for (int r = 0; r < 4; r++) memset(P[g][r], 0, (size_t)nd[g] * sizeof(double));
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int g = 0; g < m; g++) {
+            const uint8_t *c = cd[g] + i;
+            P[g][0][c[0]] += v[i], P[g][1][c[1]] += v[i + 1], P[g][2][c[2]] += v[i + 2], P[g][3][c[3]] += v[i + 3];
+        }
+    for (; i < n; i++)
+        for (int g = 0; g < m; g++) P[g][0][cd[g][i]] += v[i];
+    for (int g = 0; g < m; g++)
+        for (int32_t t = 0; t < nd[g]; t++) a[g][t] += (P[g][0][t] + P[g][1][t]) + (P[g][2][t] + P[g][3][t]);
+}
+
+/* Every DDC2 group not skipped (skip: bundled or by windows) with one
+ * column of b, 4 to a pass whether or not they are adjacent in group
+ * order (a pass per group, t(X) %*% y over 16 DDC2 columns ran at
+ * 0.43-0.54 of the dense kernel; the Airline-like table's DDC2 groups
+ * are apart), their iterators moved past the rows. */
+static void ddc2_scatter_all(const struct CMB *c, const bool *bundled, const bool *wide, ClaIter *its,
+                             const int64_t *off, int64_t lo, int64_t n, const double *v, double *A)
 {
     const uint16_t *cd[4];
     double *a[4];
     int m = 0;
-    for (; m < 4 && q + m < c->ngroups && c->groups[q + m]->enc == CLA_DDC2 && !bundled[q + m]; m++) {
-        cd[m] = c->groups[q + m]->ix->c2 + lo;
-        a[m] = A + off[q + m];
-    }
-    if (m < 2) return 0;
-    if (m == 4) {   /* (the common run, unrolled) */
-        for (int64_t i = 0; i < n; i++) {
-            double x = v[i];
-            a[0][cd[0][i]] += x;
-            a[1][cd[1][i]] += x;
-            a[2][cd[2][i]] += x;
-            a[3][cd[3][i]] += x;
+    for (int q = 0; q <= c->ngroups; q++) {
+        const ClaGroup *g = q < c->ngroups ? c->groups[q] : NULL;
+        if (g && g->enc == CLA_DDC2 && !bundled[q] && !wide[q]) {
+            cd[m] = g->ix->c2 + lo;
+            a[m++] = A + off[q];
+            cla_iter_skip(&its[q], n);
         }
-        return 4;
+        if (m == 4 || (!g && m > 0)) {
+            ddc2_scatter4(cd, a, m, n, v);
+            m = 0;
+        }
     }
-    for (int64_t i = 0; i < n; i++)
-        for (int r = 0; r < m; r++) a[r][cd[r][i]] += v[i];
-    return m;
+}
+
+/* Whether DDC1 group g takes partial tables over n rows (ddc_scatter's
+ * rule: a run of one code otherwise makes each add wait on the one
+ * before; few tuples make runs likely). */
+static bool ddc1_partial(const ClaGroup *g, int64_t n) { return g->enc == CLA_DDC1 && (int64_t)g->ndict * 16 <= n; }
+
+/* Every such DDC1 group not skipped, 4 to a pass (ddc1_scatter4). */
+static void ddc1_scatter_all(const struct CMB *c, const bool *bundled, const bool *wide, ClaIter *its,
+                             const int64_t *off, int64_t lo, int64_t n, const double *v, double *A)
+{
+    const uint8_t *cd[4];
+    double *a[4];
+    int32_t nd[4];
+    int m = 0;
+    for (int q = 0; q <= c->ngroups; q++) {
+        const ClaGroup *g = q < c->ngroups ? c->groups[q] : NULL;
+        if (g && ddc1_partial(g, n) && !bundled[q] && !wide[q]) {
+            cd[m] = g->ix->c1 + lo;
+            nd[m] = g->ndict;
+            a[m++] = A + off[q];
+            cla_iter_skip(&its[q], n);
+        }
+        if (m == 4 || (!g && m > 0)) {
+            ddc1_scatter4(cd, a, nd, m, n, v);
+            m = 0;
+        }
+    }
 }
 
 /* Cache-conscious t(x) %*% b over the compressed groups (Elgohary et
@@ -781,13 +855,21 @@ static bool tl_blocked(const MB *x, const MB *b, double *out)
                         joint_codes(c, &bs[j], lo, len, jc);
                         joint_scatter(jc, len, b->d + lo * k, k, bs[j].jd, Ap + bs[j].off);
                     }
+                    bool k1 = false, k2 = false;
                     for (int q = 0; q < c->ngroups; q++) {
                         const ClaGroup *g = c->groups[q];
                         if (g->enc == CLA_UNC || g->enc == CLA_EMPTY || bundled[q] || wide[q]) continue;
-                        int r = k == 1 ? ddc2_scatter_run(c, bundled, off, q, lo, len, b->d + lo, Ap) : 0;
-                        for (int u = 0; u < r; u++) cla_iter_skip(&its[q + u], len);
-                        if (r > 0) q += r - 1;
-                        else tl_block(g, &its[q], lo, len, b->d + lo * k, k, Ap + off[q], codes);
+                        if (k == 1 && g->enc == CLA_DDC2) {   /* all of them at the first */
+                            if (!k2) ddc2_scatter_all(c, bundled, wide, its, off, lo, len, b->d + lo, Ap);
+                            k2 = true;
+                            continue;
+                        }
+                        if (k == 1 && ddc1_partial(g, len)) {
+                            if (!k1) ddc1_scatter_all(c, bundled, wide, its, off, lo, len, b->d + lo, Ap);
+                            k1 = true;
+                            continue;
+                        }
+                        tl_block(g, &its[q], lo, len, b->d + lo * k, k, Ap + off[q], codes);
                     }
                 }
                 for (int q = 0; q < c->ngroups; q++)   /* the window's rows at once */

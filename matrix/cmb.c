@@ -237,20 +237,18 @@ static inline int64_t ole_walk(ClaIter *it, int32_t t, int64_t lo, int64_t hi, O
         const int32_t off = (int32_t)(base - lo);
         const uint16_t *d = data + p;
         if (mode == OW_ROWS) {
-            int32_t *r = rows + k - j0;
+            int32_t *r = rows + k;
 #pragma omp simd
-            for (int64_t j = j0; j < j1; j++) r[j] = off + d[j];
+            for (int64_t j = j0; j < j1; j++) r[j - j0] = off + d[j];
         } else if (mode == OW_SUM) {
-            const double *w = v + off;
             int64_t j = j0;
-            for (; j + 4 <= j1; j += 4) s0 += w[d[j]], s1 += w[d[j + 1]], s2 += w[d[j + 2]], s3 += w[d[j + 3]];
-            for (; j < j1; j++) s0 += w[d[j]];
+            for (; j + 4 <= j1; j += 4)
+                s0 += v[off + d[j]], s1 += v[off + d[j + 1]], s2 += v[off + d[j + 2]], s3 += v[off + d[j + 3]];
+            for (; j < j1; j++) s0 += v[off + d[j]];
         } else if (mode == OW_ADD) {
-            double *w = o + off;
-            for (int64_t j = j0; j < j1; j++) w[d[j]] += x;
+            for (int64_t j = j0; j < j1; j++) o[off + d[j]] += x;
         } else {
-            int32_t *w = rows + off;
-            for (int64_t j = j0; j < j1; j++) w[d[j]] = t;
+            for (int64_t j = j0; j < j1; j++) rows[off + d[j]] = t;
         }
         k += j1 - j0;
         p += j1;

@@ -3513,6 +3513,9 @@ int main(int argc, char **argv)
          * windows of many blocks (cla_ops.c list_windows), windows across
          * OLE segments */
         {"tall-lists", 70000, 3, 400, 0.4, 2, false, 0, false},
+        /* DDC1 groups of about 100 tuples: too many to bundle, few enough
+         * for partial tables (one-column t(X) %*% y: ddc1_scatter_all) */
+        {"card100", 6000, 4, 100, 0.1, 1, false, 0, false},
     };
     const char *only = argc > 2 && !strcmp(argv[1], "spec") ? argv[2] : NULL;   /* one spec alone */
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++)
