@@ -516,15 +516,16 @@ static void group_rows(ClaIter *it, int64_t lo, int64_t n, int32_t *codes, doubl
 }
 
 /* Iterators of every group of c at row rl, and a codes buffer. Thin
- * list groups (cursor_windows): their codes decoded a window of W rows
- * at a time into wc[k] (rows [wlo[k], wlo[k] + W)), the reads served from
- * there. */
+ * list groups (cursor_windows, thin[k]): their codes decoded a window of
+ * up to W rows at a time into wc[k] (rows [wlo[k], wlo[k] + wlen[k]),
+ * room for wcap[k]), the reads served from there. */
 typedef struct RowCursor {
     ClaIter *its;
     int32_t *codes;
     int n;
+    bool *thin;
     int32_t **wc;
-    int64_t *wlo, W, rows, bound;   /* (bound: the reads end there, 0: unknown) */
+    int64_t *wlo, *wlen, *wcap, W, rows, bound;   /* (bound: the reads end there, 0: unknown) */
 } RowCursor;
 
 static void cursor_free(RowCursor *rc)
@@ -534,8 +535,11 @@ static void cursor_free(RowCursor *rc)
     for (int k = 0; rc->wc && k < rc->n; k++) free(rc->wc[k]);
     free(rc->its);
     free(rc->codes);
+    free(rc->thin);
     free(rc->wc);
     free(rc->wlo);
+    free(rc->wlen);
+    free(rc->wcap);
 }
 
 /* OLE/RLE groups whose tuples list fewer than 16 rows a read of blk
@@ -545,55 +549,65 @@ static void cursor_free(RowCursor *rc)
  * sysds.compressed.linalg=true, 201 fused aggregates over X's rows, took
  * 0.6-1 s against 0.02 s uncompressed. Those groups are decoded a window
  * of up to 65536 rows at a time (the codes of all such groups at most
- * 8 MB). False when out of memory. */
+ * 8 MB; the buffers taken at the first read, as long as the reads go).
+ * False when out of memory. */
 #define WIN_CODES (1 << 21)
 
 static bool cursor_windows(RowCursor *rc, const MB *m, int64_t blk)
 {
     const struct CMB *c = m->cmb;
+    size_t ng = (size_t)c->ngroups + 1;
     int thin = 0;
-    bool *is = br_calloc((size_t)c->ngroups + 1, sizeof(bool));
-    if (!is) return false;
+    if (!(rc->thin = br_calloc(ng, sizeof(bool)))) return false;
     for (int k = 0; k < c->ngroups; k++) {
         const ClaGroup *g = c->groups[k];
         if ((g->enc != CLA_OLE && g->enc != CLA_RLE) || g->ndict == 0) continue;
         int64_t listed = 0;
         for (int32_t t = 0; t < g->ndict; t++) listed += g->counts[t];
-        thin += is[k] = 16.0 * (double)g->ndict * (double)m->rows > (double)blk * (double)(listed > 0 ? listed : 1);
+        thin += rc->thin[k] = 16.0 * (double)g->ndict * (double)m->rows > (double)blk * (double)(listed > 0 ? listed : 1);
     }
-    bool ok = true;
-    if (thin) {
-        rc->rows = m->rows;
-        rc->W = BR_MAX(blk, BR_MIN(65536, WIN_CODES / thin));
-        rc->wc = br_calloc((size_t)c->ngroups + 1, sizeof(int32_t *));
-        rc->wlo = br_calloc((size_t)c->ngroups + 1, sizeof(int64_t));
-        ok = rc->wc && rc->wlo;
-        for (int k = 0; ok && k < c->ngroups; k++) {
-            rc->wlo[k] = INT64_MIN / 2;
-            if (is[k]) ok = (rc->wc[k] = br_malloc((size_t)rc->W * sizeof(int32_t))) != NULL;
-        }
-    }
-    free(is);
-    return ok;
+    if (!thin) return true;
+    rc->rows = m->rows;
+    rc->W = BR_MAX(blk, BR_MIN(65536, WIN_CODES / thin));
+    rc->wc = br_calloc(ng, sizeof(int32_t *));
+    rc->wlo = br_calloc(ng, sizeof(int64_t));
+    rc->wlen = br_calloc(ng, sizeof(int64_t));
+    rc->wcap = br_calloc(ng, sizeof(int64_t));
+    return rc->wc && rc->wlo && rc->wlen && rc->wcap;
 }
 
 /* Rows [lo, lo+n) of a thin group k from its window (refilled from the
- * group's iterator when the rows pass it: the reads are in order). */
-static void window_rows(RowCursor *rc, int k, int64_t lo, int64_t n, double *out, int64_t ld, bool zeroed)
+ * group's iterator when the rows pass it: the reads are in order). Out
+ * of memory for a window, the group is read as the others are from then
+ * on (false). */
+static bool window_rows(RowCursor *rc, int k, int64_t lo, int64_t n, double *out, int64_t ld, bool zeroed)
 {
     ClaIter *it = &rc->its[k];
     const ClaGroup *g = it->g;
-    if (!zeroed) zero_cols(g, n, out, ld);
     int64_t done = 0;
     while (done < n) {
         int64_t r = lo + done;
-        if (r < rc->wlo[k] || r >= rc->wlo[k] + rc->W) {
-            int64_t len = BR_MIN(rc->W, (rc->bound > r ? rc->bound : rc->rows) - r);
+        if (r < rc->wlo[k] || r >= rc->wlo[k] + rc->wlen[k]) {
+            int64_t end = rc->bound >= r + n - done ? rc->bound : rc->rows;
+            int64_t len = BR_MIN(rc->W, end - r);
+            if (len > rc->wcap[k]) {
+                int32_t *b = br_realloc(rc->wc[k], (size_t)len * sizeof(int32_t));
+                if (!b) {
+                    it->row = r;
+                    rc->thin[k] = false;
+                    group_rows(it, r, n - done, rc->codes, out + done * ld, ld, zeroed);
+                    return false;
+                }
+                rc->wc[k] = b;
+                rc->wcap[k] = len;
+            }
             it->row = r;   /* (where the last window ended) */
             cla_iter_next(it, len, rc->wc[k]);
             rc->wlo[k] = r;
+            rc->wlen[k] = len;
         }
-        int64_t len = BR_MIN(n - done, rc->wlo[k] + rc->W - r);
+        int64_t len = BR_MIN(n - done, rc->wlo[k] + rc->wlen[k] - r);
+        if (!zeroed) zero_cols(g, len, out + done * ld, ld);
         const int32_t *cd = rc->wc[k] + (r - rc->wlo[k]);
         for (int64_t i = 0; i < len; i++) {
             if (cd[i] < 0) continue;
@@ -603,6 +617,7 @@ static void window_rows(RowCursor *rc, int k, int64_t lo, int64_t n, double *out
         }
         done += len;
     }
+    return true;
 }
 
 static bool cursor_init(RowCursor *rc, const struct CMB *c, int64_t rl)
@@ -655,7 +670,7 @@ static void cursor_rows(RowCursor *rc, int64_t lo, int64_t n, double *out, int64
     int m = 0, left = 0;
     for (int k = 0; k < rc->n; k++) left += ddc1_one(rc->its[k].g);
     for (int k = 0; k < rc->n; k++) {
-        if (rc->wc && rc->wc[k]) {
+        if (rc->thin && rc->thin[k] && rc->wc) {
             window_rows(rc, k, lo, n, out, ld, zeroed);
             continue;
         }

@@ -2031,6 +2031,47 @@ static void check_tsmm_counts(void)
         }
 }
 
+/* Row readers over thin list groups (cmb.c cursor_windows: OLE/RLE
+ * tuples listing few rows a read, decoded a window at a time): rows read
+ * in pieces of varying length from several starts, the reads' bound
+ * (cla_rows_bound) exact, short of the read (reads past it stay
+ * correct), unknown, or cut short and then extended (a window filled up
+ * to an old bound must not serve the rows past it), against the
+ * uncompressed rows; each encoding forced, n across an OLE segment. */
+static void check_rows_bound(void)
+{
+    BrErr e = {0};
+    Spec sp = {"thin", 70000, 3, 300, 0.5, 1, false, 0, false};
+    MB *x = dense_of(gen(&sp));
+    static const int encs[] = {CLA_OLE, CLA_RLE, -1};
+    for (size_t k = 0; k < sizeof encs / sizeof *encs; k++) {
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        o.enc = encs[k];
+        MB *cx = cla_compress(x, &o, &e);
+        T_CHECK(cx && mb_is_cmb(cx), "rows bound enc %d: compressed (%s)", encs[k], e.msg);
+        int64_t n = x->rows, m = x->cols, starts[] = {0, 3, 65530};
+        double *buf = malloc((size_t)(5000 * m) * sizeof(double));
+        for (int si = 0; cx && mb_is_cmb(cx) && buf && si < 3; si++) {
+            ClaRows *rd = cla_rows_open(cx, starts[si]);
+            int bad = 0, step = 0;
+            for (int64_t lo = starts[si]; rd && lo < n; step++) {
+                int64_t len = BR_MIN(n - lo, 1 + (step * 977) % 4999);
+                int mode = step % 4;
+                cla_rows_bound(rd, mode == 0 ? lo + len : mode == 1 ? lo + 1 : mode == 2 ? 0 : lo + len / 2 + 1);
+                cla_rows_read(rd, len, buf);
+                bad += memcmp(buf, x->d + lo * m, (size_t)(len * m) * sizeof(double)) != 0;
+                lo += len;
+            }
+            T_CHECK(rd && bad == 0, "rows bound enc %d from %lld: %d pieces differ", encs[k], (long long)starts[si], bad);
+            cla_rows_close(rd);
+        }
+        free(buf);
+        mb_release(cx);
+    }
+    mb_release(x);
+}
+
 /* The finiteness flag of a decompressed block (cmb.c dec_fin): the
  * dictionaries decide. Each encoding forced, values finite, with a NaN
  * or an -Inf in one cell (row 1234): all rows flagged by the answer,
@@ -3531,6 +3572,7 @@ int main(int argc, char **argv)
     TIMED(check_dec_sparse());
     TIMED(check_dec_fin());
     TIMED(check_tsmm_counts());
+    TIMED(check_rows_bound());
     TIMED(check_lut());
     TIMED(check_grid());
     TIMED(check_sparse_rows());
