@@ -90,7 +90,7 @@ static MB *rows_of(const ClaGroup *g, const MB *b, BrErr *e)
 /* A[c[i]] += v[i] for i < n, with nd (<= 256) table entries: four
  * partial tables by row modulo 4, added to A at the end (a run of one
  * code otherwise makes each add wait on the store of the one before).
- * C: the code type (DDC1 codes, joint codes). */
+ * C: the code type (joint codes; DDC1 codes: ddc1_scatter4). */
 #define SCATTER4(C)                                                                          \
     static void scatter4_##C(const C *c, int64_t n, const double *v, int64_t nd, double *A)  \
     {                                                                                        \
@@ -106,17 +106,41 @@ static MB *rows_of(const ClaGroup *g, const MB *b, BrErr *e)
         for (; i < n; i++) P[0][c[i]] += v[i];                                               \
         for (int64_t t = 0; t < nd; t++) A[t] += (P[0][t] + P[1][t]) + (P[2][t] + P[3][t]);  \
     }
-SCATTER4(uint8_t)
 SCATTER4(uint16_t)
+
+/* Whether DDC1 group g takes partial tables over n rows (ddc_scatter's
+ * rule: a run of one code otherwise makes each add wait on the one
+ * before; few tuples make runs likely). */
+static bool ddc1_partial(const ClaGroup *g, int64_t n) { return g->enc == CLA_DDC1 && (int64_t)g->ndict * 16 <= n; }
+
+/* Up to 4 DDC1 groups with one column of b, each through four partial
+ * tables by row modulo 4 as scatter4 takes joint codes, in one pass over
+ * v (the Airline-like table's three DDC1 groups took three). */
+static void ddc1_scatter4(const uint8_t *const *cd, double *const *a, const int32_t *nd, int m, int64_t n,
+                          const double *v)
+{
+    double P[4][4][256];
+    for (int g = 0; g < m; g++)
+        for (int r = 0; r < 4; r++) memset(P[g][r], 0, (size_t)nd[g] * sizeof(double));
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int g = 0; g < m; g++) {
+            const uint8_t *c = cd[g] + i;
+            P[g][0][c[0]] += v[i], P[g][1][c[1]] += v[i + 1], P[g][2][c[2]] += v[i + 2], P[g][3][c[3]] += v[i + 3];
+        }
+    for (; i < n; i++)
+        for (int g = 0; g < m; g++) P[g][0][cd[g][i]] += v[i];
+    for (int g = 0; g < m; g++)
+        for (int32_t t = 0; t < nd[g]; t++) a[g][t] += (P[g][0][t] + P[g][1][t]) + (P[g][2][t] + P[g][3][t]);
+}
 
 /* A[code of row lo + i] += v[i]; DDC1 with few tuples for the rows
  * through partial tables. */
-static bool ddc1_partial(const ClaGroup *g, int64_t n);
-
 static void ddc_scatter(const ClaGroup *g, int64_t lo, int64_t n, const double *v, double *A)
 {
     if (ddc1_partial(g, n)) {
-        scatter4_uint8_t(g->ix->c1 + lo, n, v, g->ndict, A);
+        const uint8_t *cd = g->ix->c1 + lo;
+        ddc1_scatter4(&cd, &A, &g->ndict, 1, n, v);
     } else if (g->enc == CLA_DDC1) {
         for (int64_t i = 0; i < n; i++) A[g->ix->c1[lo + i]] += v[i];
     } else {
@@ -719,76 +743,37 @@ static void ddc2_scatter4(const uint16_t *const *cd, double *const *a, int m, in
     }
 }
 
-/* Up to 4 DDC1 groups with one column of b, each through four partial
- * tables by row modulo 4 as scatter4 takes one (the same bits), in one
- * pass over v (the Airline-like table's three DDC1 groups took three). */
-static void ddc1_scatter4(const uint8_t *const *cd, double *const *a, const int32_t *nd, int m, int64_t n,
-                          const double *v)
-{
-    double P[4][4][256];
-    for (int g = 0; g < m; g++)
-        for (int r = 0; r < 4; r++) memset(P[g][r], 0, (size_t)nd[g] * sizeof(double));
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int g = 0; g < m; g++) {
-            const uint8_t *c = cd[g] + i;
-            P[g][0][c[0]] += v[i], P[g][1][c[1]] += v[i + 1], P[g][2][c[2]] += v[i + 2], P[g][3][c[3]] += v[i + 3];
-        }
-    for (; i < n; i++)
-        for (int g = 0; g < m; g++) P[g][0][cd[g][i]] += v[i];
-    for (int g = 0; g < m; g++)
-        for (int32_t t = 0; t < nd[g]; t++) a[g][t] += (P[g][0][t] + P[g][1][t]) + (P[g][2][t] + P[g][3][t]);
-}
+/* Every DDC2 group, and every DDC1 group taking partial tables, not
+ * bundled or by windows, with one column of b: 4 of one width to a pass
+ * (ddc1_scatter4, ddc2_scatter4), whether or not they are adjacent in
+ * group order (a pass per group, t(X) %*% y over 16 DDC2 columns ran at
+ * 0.43-0.54 of the dense kernel; the Airline-like table's DDC groups
+ * alternate in width), their iterators moved past the rows. */
+static bool scatter_k1(const ClaGroup *g, int64_t n) { return g->enc == CLA_DDC2 || ddc1_partial(g, n); }
 
-/* Every DDC2 group not skipped (skip: bundled or by windows) with one
- * column of b, 4 to a pass whether or not they are adjacent in group
- * order (a pass per group, t(X) %*% y over 16 DDC2 columns ran at
- * 0.43-0.54 of the dense kernel; the Airline-like table's DDC2 groups
- * are apart), their iterators moved past the rows. */
-static void ddc2_scatter_all(const struct CMB *c, const bool *bundled, const bool *wide, ClaIter *its,
-                             const int64_t *off, int64_t lo, int64_t n, const double *v, double *A)
+static void ddc_scatter_k1(const struct CMB *c, const bool *bundled, const bool *wide, ClaIter *its,
+                           const int64_t *off, int64_t lo, int64_t n, const double *v, double *A)
 {
-    const uint16_t *cd[4];
-    double *a[4];
-    int m = 0;
-    for (int q = 0; q <= c->ngroups; q++) {
-        const ClaGroup *g = q < c->ngroups ? c->groups[q] : NULL;
-        if (g && g->enc == CLA_DDC2 && !bundled[q] && !wide[q]) {
-            cd[m] = g->ix->c2 + lo;
-            a[m++] = A + off[q];
-            cla_iter_skip(&its[q], n);
-        }
-        if (m == 4 || (!g && m > 0)) {
-            ddc2_scatter4(cd, a, m, n, v);
-            m = 0;
-        }
-    }
-}
-
-/* Whether DDC1 group g takes partial tables over n rows (ddc_scatter's
- * rule: a run of one code otherwise makes each add wait on the one
- * before; few tuples make runs likely). */
-static bool ddc1_partial(const ClaGroup *g, int64_t n) { return g->enc == CLA_DDC1 && (int64_t)g->ndict * 16 <= n; }
-
-/* Every such DDC1 group not skipped, 4 to a pass (ddc1_scatter4). */
-static void ddc1_scatter_all(const struct CMB *c, const bool *bundled, const bool *wide, ClaIter *its,
-                             const int64_t *off, int64_t lo, int64_t n, const double *v, double *A)
-{
-    const uint8_t *cd[4];
-    double *a[4];
-    int32_t nd[4];
-    int m = 0;
-    for (int q = 0; q <= c->ngroups; q++) {
-        const ClaGroup *g = q < c->ngroups ? c->groups[q] : NULL;
-        if (g && ddc1_partial(g, n) && !bundled[q] && !wide[q]) {
-            cd[m] = g->ix->c1 + lo;
-            nd[m] = g->ndict;
-            a[m++] = A + off[q];
-            cla_iter_skip(&its[q], n);
-        }
-        if (m == 4 || (!g && m > 0)) {
-            ddc1_scatter4(cd, a, nd, m, n, v);
-            m = 0;
+    for (int w = 1; w <= 2; w++) {
+        const uint8_t *c1[4];
+        const uint16_t *c2[4];
+        double *a[4];
+        int32_t nd[4];
+        int m = 0;
+        for (int q = 0; q <= c->ngroups; q++) {
+            const ClaGroup *g = q < c->ngroups ? c->groups[q] : NULL;
+            if (g && !bundled[q] && !wide[q] && (w == 1 ? ddc1_partial(g, n) : g->enc == CLA_DDC2)) {
+                if (w == 1) c1[m] = g->ix->c1 + lo;
+                else c2[m] = g->ix->c2 + lo;
+                nd[m] = g->ndict;
+                a[m++] = A + off[q];
+                cla_iter_skip(&its[q], n);
+            }
+            if (m == 4 || (!g && m > 0)) {
+                if (w == 1) ddc1_scatter4(c1, a, nd, m, n, v);
+                else ddc2_scatter4(c2, a, m, n, v);
+                m = 0;
+            }
         }
     }
 }
@@ -855,17 +840,12 @@ static bool tl_blocked(const MB *x, const MB *b, double *out)
                         joint_codes(c, &bs[j], lo, len, jc);
                         joint_scatter(jc, len, b->d + lo * k, k, bs[j].jd, Ap + bs[j].off);
                     }
-                    bool k1 = false, k2 = false;
+                    bool k1 = false;
                     for (int q = 0; q < c->ngroups; q++) {
                         const ClaGroup *g = c->groups[q];
                         if (g->enc == CLA_UNC || g->enc == CLA_EMPTY || bundled[q] || wide[q]) continue;
-                        if (k == 1 && g->enc == CLA_DDC2) {   /* all of them at the first */
-                            if (!k2) ddc2_scatter_all(c, bundled, wide, its, off, lo, len, b->d + lo, Ap);
-                            k2 = true;
-                            continue;
-                        }
-                        if (k == 1 && ddc1_partial(g, len)) {
-                            if (!k1) ddc1_scatter_all(c, bundled, wide, its, off, lo, len, b->d + lo, Ap);
+                        if (k == 1 && scatter_k1(g, len)) {   /* all of them at the first */
+                            if (!k1) ddc_scatter_k1(c, bundled, wide, its, off, lo, len, b->d + lo, Ap);
                             k1 = true;
                             continue;
                         }
