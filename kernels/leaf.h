@@ -301,7 +301,15 @@ typedef struct KSpLeaf {
      * b[ci[p] * n + j] over p in order (every level the same bits; tiles
      * of columns with their sums in registers) */
     void (*sd_row)(const int32_t *ci, const double *v, int64_t len, const double *b, int64_t n, double *row);
+    /* rows [r0, r1) of A %*% B for B of 2 <= n <= K_SP_NARROW columns:
+     * out[(i - r0) * n + j] = s_j, the sums of sd_row from 0 (the same
+     * bits; an empty row gives zeros), each row's n sums in registers
+     * with the width a literal */
+    void (*sd_rows)(const int64_t *rp, const int32_t *ci, const double *v, const double *b, int64_t n, int64_t r0,
+                    int64_t r1, double *out);
 } KSpLeaf;
+/* the widest B of KSpLeaf.sd_rows (and of tsd_rows' literal widths) */
+#define K_SP_NARROW 8
 extern const KSpLeaf k_sp_leaf_generic, k_sp_leaf_avx2, k_sp_leaf_avx512;
 
 /* ---- the tables of one level ---- */

@@ -851,14 +851,15 @@ static int emit_row(Work *w, int64_t n, Piece *pc, int64_t *count)
     return 0;
 }
 
-/* sparse a x dense column vector b: blocks of rows, each by the sparse
- * leaf's mv_rows (rows read in fixed chunks of values: a loop per row
- * ended at a different count each row, and its mispredicted exits took
- * half the time, sp_leaf.c). */
-static MB *sd_mv(const MB *a, const MB *b, double work, BrErr *e)
+/* sparse a x dense b of n <= K_SP_NARROW columns: blocks of rows, each
+ * by the sparse leaf's mv_rows for a column vector (rows read in fixed
+ * chunks of values: a loop per row ended at a different count each row,
+ * and its mispredicted exits took half the time, sp_leaf.c) or sd_rows
+ * (a row's n sums in registers, the width a literal). */
+static MB *sd_narrow(const MB *a, const MB *b, double work, BrErr *e)
 {
-    int64_t m = a->rows;
-    MB *r = mb_dense_uninit(m, 1, e);
+    int64_t m = a->rows, n = b->cols;
+    MB *r = mb_dense_uninit(m, n, e);
     if (!r) return NULL;
     int T = nthreads_for(work);
     int64_t nb = T > 1 ? BR_MIN(m, (int64_t)T * 16) : 1;
@@ -866,7 +867,8 @@ static MB *sd_mv(const MB *a, const MB *b, double work, BrErr *e)
     #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
     for (int64_t g = 0; g < nb; g++) {
         int64_t r0 = g * m / nb, r1 = (g + 1) * m / nb;
-        L->mv_rows(a->rp, a->ci, a->v, a->rp[m], b->d, r0, r1, r->d + r0);
+        if (n == 1) L->mv_rows(a->rp, a->ci, a->v, a->rp[m], b->d, r0, r1, r->d + r0);
+        else L->sd_rows(a->rp, a->ci, a->v, b->d, n, r0, r1, r->d + r0 * n);
     }
     return mm_finish(r, e);
 }
@@ -956,7 +958,7 @@ static MB *mul(const MB *a, const MB *b, BrErr *e)
         work = (double)a->nnz * (double)n;
         if (mb_should_be_sparse(m, n, (int64_t)bound))
             return sparse_out(a, b, sd_acc, work, e);
-        return n == 1 ? sd_mv(a, b, work, e) : dense_out(a, b, sd_row, work, e);
+        return n <= K_SP_NARROW ? sd_narrow(a, b, work, e) : dense_out(a, b, sd_row, work, e);
     }
     if (!a->sparse) {
         int64_t nc = nonempty_cols(b);

@@ -508,10 +508,10 @@ static void test_sp_leaf(const KSpLeaf *G, const KSpLeaf *L, const char *lv)
                 /* tsd_rows: B of 1 to 13 columns (special values), output
                  * rows all, inner and last ones */
                 if (wide) continue;
-                static const int64_t ws[] = {1, 3, 8, 13};
-                static const int64_t outs[][2] = {{0, 50}, {5, 20}, {47, 50}, {20, 20}};
-                for (int wi = 0; wi < 4; wi++)
-                    for (int oi = 0; oi < 4; oi++) {
+                static const int64_t ws[] = {1, 2, 3, 4, 5, 7, 8, 13};
+                static const int64_t outs[][2] = {{0, 50}, {5, 20}, {47, 50}, {20, 20}, {0, 20}, {0, 1}};
+                for (int wi = 0; wi < 8; wi++)
+                    for (int oi = 0; oi < 6; oi++) {
                         const int64_t w = ws[wi], i0 = outs[oi][0], i1 = outs[oi][1], cells = (i1 - i0) * w;
                         double *b = malloc((size_t)(m * w) * sizeof *b);
                         double *og = calloc((size_t)BR_MAX(cells, 1), sizeof *og), *ol = calloc((size_t)BR_MAX(cells, 1), sizeof *ol);
@@ -529,6 +529,28 @@ static void test_sp_leaf(const KSpLeaf *G, const KSpLeaf *L, const char *lv)
                                 (long long)(eg >= 0 ? eg : el));
                         free(b); free(og); free(ol); free(od);
                     }
+                /* sd_rows: B of 2 to K_SP_NARROW columns, every cell of
+                 * the range's rows written (the buffer starts as NaN) */
+                for (int64_t w = 2; w <= K_SP_NARROW; w++) {
+                    const int64_t cells = BR_MAX((r1 - r0) * w, 1);
+                    double *b = malloc((size_t)(n * w) * sizeof *b);
+                    double *og = malloc((size_t)cells * sizeof *og), *ol = malloc((size_t)cells * sizeof *ol);
+                    double *od = calloc((size_t)cells, sizeof *od);
+                    if (mi == 2) values(b, n * w); else uniform(b, n * w, -2, 2);
+                    for (int64_t c2 = 0; c2 < cells; c2++) og[c2] = ol[c2] = NAN;
+                    G->sd_rows(rp, ci, v, b, w, r0, r1, og);
+                    L->sd_rows(rp, ci, v, b, w, r0, r1, ol);
+                    for (int64_t i = r0; i < r1; i++)
+                        for (int64_t j = 0; j < w; j++) {
+                            double t = 0;
+                            for (int64_t p = rp[i]; p < rp[i + 1]; p++) t += v[p] * b[ci[p] * w + j];
+                            od[(i - r0) * w + j] = t;
+                        }
+                    int64_t eg = first_diff(og, od, (r1 - r0) * w, 0), el = first_diff(ol, od, (r1 - r0) * w, 0);
+                    T_CHECK(eg < 0 && el < 0, "%s sp sd_rows mean %d w %lld rows %lld..%lld: cell %lld", lv, means[mi],
+                            (long long)w, (long long)r0, (long long)r1, (long long)(eg >= 0 ? eg : el));
+                    free(b); free(og); free(ol); free(od);
+                }
                 /* sd_row: B of 1 to 45 columns (every tile), each row of
                  * the range into a zero row and into one of ones */
                 for (int64_t w = 1; w <= 45; w += (w < 18 ? 1 : 9)) {
