@@ -6,6 +6,9 @@
 #include "agg_int.h"
 
 #include <string.h>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 /* The 4-double vectors below are passed between this file's static
  * functions only (the tables hold no vector types), so the ABI note of
@@ -137,38 +140,106 @@ static KKahan ksum(const double *restrict x, int64_t n, int mode, double m)
 }
 
 /* min (want_max false) or max of x[0..n), NaN propagating; +-Inf if n==0. */
+/* The NaN-propagating steps of min_step/max_step (agg_int.h) on four
+ * lanes, without branches: v where v < s (mn) or v > s, or v is NaN. */
+static inline v4d vmm_step(v4d s, v4d v, bool mx)
+{
+    v4i take = (mx ? v > s : v < s) | (v != v);
+    return (v4d)(((v4i)v & take) | ((v4i)s & ~take));
+}
+
+/* min_step/max_step without a branch (a scalar tail of a row: its
+ * branches were mispredicted at every row's end), in vector registers */
+typedef double v2d __attribute__((vector_size(16)));
+typedef int64_t v2i __attribute__((vector_size(16)));
+static inline double mm_step_nb(double s, double v, bool mx)
+{
+    const v2d S = {s, s}, V = {v, v};
+    const v2i take = (mx ? V > S : V < S) | (V != V);
+    return ((v2d)(((v2i)V & take) | ((v2i)S & ~take)))[0];
+}
+
+/* min/max of x[0..n): KL lanes (lane l takes x[i + l]) in NV vectors
+ * held in registers, folded by halves (lane l with lane l + h), then
+ * the cells past the lanes in order. NaN propagates; -0 against +0 may
+ * come out of another lane than a sequential loop's (the same value).
+ * The lanes were an array that GCC kept in memory, a store and a
+ * reload per vector and step: rowMaxs over 100 columns ran at 3x the
+ * time of rowSums. */
+static double amm_nan(const double *restrict x, int64_t n, bool want_max)
+{
+    const double init = want_max ? -INFINITY : INFINITY;
+    v4d S[NV];
+    for (int k = 0; k < NV; k++) S[k] = (v4d){init, init, init, init};
+    const int64_t nv = n - n % KL;
+    for (int64_t i = 0; i < nv; i += KL)
+#pragma GCC unroll 8
+        for (int k = 0; k < NV; k++) S[k] = vmm_step(S[k], vld(x + i + 4 * k), want_max);
+#pragma GCC unroll 8
+    for (int h = NV / 2; h >= 1; h /= 2)
+#pragma GCC unroll 8
+        for (int k = 0; k < h; k++) S[k] = vmm_step(S[k], S[k + h], want_max);
+    double r = mm_step_nb(mm_step_nb(S[0][0], S[0][2], want_max), mm_step_nb(S[0][1], S[0][3], want_max), want_max);
+    for (int64_t i = nv; i < n; i++) r = mm_step_nb(r, x[i], want_max);
+    return r;
+}
+
+/* v > s ? v : s (mx) or v < s ? v : s on four lanes: the steps of
+ * max_step/min_step where neither is NaN (x86's max/min return their
+ * second operand on NaN and on equal values, as these do) */
+static inline v4d vsel_mm(v4d v, v4d s, bool mx)
+{
+#if defined(__AVX__)
+    return mx ? (v4d)_mm256_max_pd((__m256d)v, (__m256d)s) : (v4d)_mm256_min_pd((__m256d)v, (__m256d)s);
+#else
+    v4i take = mx ? v > s : v < s;
+    return (v4d)(((v4i)v & take) | ((v4i)s & ~take));
+#endif
+}
+
+static inline double sel_mm(double v, double s, bool mx) { return (mx ? v > s : v < s) ? v : s; }
+
+/* amm_nan's lanes and order with the steps of vsel_mm (one max or min
+ * per vector): the extreme of x[0..n) where no cell is NaN. With nan,
+ * the NaN tests of max_step run beside the chains into a flag, and
+ * *nan says whether a cell was NaN (then the result is not the one of
+ * the NaN-propagating steps); without, NaN cells are never taken. */
+static inline __attribute__((always_inline)) double sel_lanes(const double *restrict x, int64_t n, bool mx,
+                                                              bool *nan)
+{
+    const double init = mx ? -INFINITY : INFINITY;
+    v4d S[NV];
+    v4i F = {0, 0, 0, 0};
+    for (int k = 0; k < NV; k++) S[k] = (v4d){init, init, init, init};
+    const int64_t nv = n - n % KL;
+    for (int64_t i = 0; i < nv; i += KL)
+#pragma GCC unroll 8
+        for (int k = 0; k < NV; k++) {
+            const v4d v = vld(x + i + 4 * k);
+            if (nan) F |= v != v;
+            S[k] = vsel_mm(v, S[k], mx);
+        }
+    if (nan) {
+        bool f = (F[0] | F[1] | F[2] | F[3]) != 0;
+        for (int64_t i = nv; i < n; i++) f |= x[i] != x[i];
+        if ((*nan = f)) return init;
+    }
+#pragma GCC unroll 8
+    for (int h = NV / 2; h >= 1; h /= 2)
+#pragma GCC unroll 8
+        for (int k = 0; k < h; k++) S[k] = vsel_mm(S[k + h], S[k], mx);
+    double r = sel_mm(sel_mm(S[0][3], S[0][1], mx), sel_mm(S[0][2], S[0][0], mx), mx);
+    for (int64_t i = nv; i < n; i++) r = sel_mm(x[i], r, mx);
+    return r;
+}
+
+/* min/max of x[0..n) with NaN propagating (amm_nan's result, without
+ * its NaN tests on the chains where no cell is NaN) */
 static double amm(const double *restrict x, int64_t n, bool want_max)
 {
-    double s[KL];
-    double init = want_max ? -INFINITY : INFINITY;
-    for (int l = 0; l < KL; l++) s[l] = init;
-    int64_t nv = n - n % KL;
-    if (want_max) {
-        for (int64_t i = 0; i < nv; i += KL) {
-#pragma omp simd
-            for (int l = 0; l < KL; l++) s[l] = max_step(s[l], x[i + l]);
-        }
-    } else {
-        for (int64_t i = 0; i < nv; i += KL) {
-#pragma omp simd
-            for (int l = 0; l < KL; l++) s[l] = min_step(s[l], x[i + l]);
-        }
-    }
-    /* the lanes folded by halves (vectors; a chain of KL steps was most of
-     * a 100-column row's time); NaN still propagates, -0 against +0 may
-     * come out of another lane than before (the same value) */
-    for (int h = KL / 2; h >= 1; h /= 2) {
-        if (want_max) {
-#pragma omp simd
-            for (int l = 0; l < h; l++) s[l] = max_step(s[l], s[l + h]);
-        } else {
-#pragma omp simd
-            for (int l = 0; l < h; l++) s[l] = min_step(s[l], s[l + h]);
-        }
-    }
-    double r = s[0];
-    for (int64_t i = nv; i < n; i++) r = want_max ? max_step(r, x[i]) : min_step(r, x[i]);
-    return r;
+    bool nan = false;
+    const double r = sel_lanes(x, n, want_max, &nan);
+    return nan ? amm_nan(x, n, want_max) : r;
 }
 
 static double aprod(const double *x, int64_t n)
@@ -448,31 +519,29 @@ static int64_t sp_rows_sum(const int64_t *rp, const double *v, int64_t nz, int64
 /* rowIndexMax (mx) / rowIndexMin of one dense row of N > 0 cells, as
  * the sequential steps (v >= best from -Inf, or v <= best from +Inf,
  * NaN never taken) give it: the extreme non-NaN value m, then the last
- * cell equal to m (== takes -0 and +0 alike, as >= does): two
- * vectorized passes instead of a branch per cell; a row of NaN has no
- * cell equal to the start value, so 1 as before. */
+ * cell equal to m (== takes -0 and +0 alike, as >= does): a
+ * vectorized pass and a search from the row's end instead of a branch
+ * per cell; a row of NaN has no cell equal to the start value, so 1 as
+ * before. */
 static double row_idx_wide(const double *restrict x, int64_t N, bool mx)
 {
-    /* one loop for both: sg * v > sg * s is v > s (mx) or v < s, exactly
-     * (negation is exact, NaN compares false either way) */
-    const double sg = mx ? 1 : -1;
-    double s[KL];
-    for (int l = 0; l < KL; l++) s[l] = sg * -INFINITY;
-    const int64_t nv = N - N % KL;
-    for (int64_t i = 0; i < nv; i += KL) {
-#pragma omp simd
-        for (int l = 0; l < KL; l++) s[l] = sg * x[i + l] > sg * s[l] ? x[i + l] : s[l];
+    /* the lanes as in amm, each step vsel_mm: v > s (mx) or v < s takes
+     * v, and a NaN v is never taken (x86's max and min return their
+     * second operand then) */
+    const double m = sel_lanes(x, N, mx, NULL);
+    /* the last cell equal to m, from the row's end (a pass over the
+     * whole row took longer than finding m) */
+    int64_t k = N;
+#if defined(__AVX__)
+    const __m256d mv = _mm256_set1_pd(m);
+    for (; k >= 4; k -= 4) {
+        const int bits = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(x + k - 4), mv, _CMP_EQ_OQ));
+        if (bits) return (double)(k - 4 + (31 - __builtin_clz((unsigned)bits)) + 1);
     }
-    for (int h = KL / 2; h >= 1; h /= 2) {
-#pragma omp simd
-        for (int l = 0; l < h; l++) s[l] = sg * s[l + h] > sg * s[l] ? s[l + h] : s[l];
-    }
-    double m = s[0];
-    for (int64_t i = nv; i < N; i++) m = sg * x[i] > sg * m ? x[i] : m;
-    int64_t id = -1;
-#pragma omp simd reduction(max : id)
-    for (int64_t k = 0; k < N; k++) id = x[k] == m && k > id ? k : id;
-    return (double)((id < 0 ? 0 : id) + 1);
+#endif
+    for (; k >= 1; k--)
+        if (x[k - 1] == m) return (double)k;
+    return 1;
 }
 
 /* KAggLeaf.rows_minmax: rowMins/rowMaxs (OP_AMIN/OP_AMAX) or
