@@ -599,9 +599,14 @@ tvec_tile(const double *A, const double *x, int64_t k, int64_t r0, int64_t r1, i
     const int64_t last = k - (Q - 1) * MID_W;
 #pragma GCC unroll 16
     for (int q = 0; q < Q; q++) t[q] = (vmid){0};
+    /* rows about 4 KB ahead prefetched, a row's lines a step (without,
+     * t(X) %*% v over 500,000 x 100 took 1.25x X %*% v's time) */
+    const int64_t pfd = BR_MAX(1, 4096 / (k * 8));
     for (int64_t r = r0; r < r1; r++) {
         const double *a = A + r * k;
         const double xr = x[r];
+        if (r + pfd < r1)
+            for (int64_t c = 0; c < k * 8; c += 64) __builtin_prefetch((const char *)(a + pfd * k) + c, 0, 3);
 #pragma GCC unroll 16
         for (int q = 0; q < Q - 1; q++) t[q] = MID_FMA(xr, *(const vmidu *)(a + q * MID_W), t[q]);
         const vmid b = last == MID_W ? *(const vmidu *)(a + (Q - 1) * MID_W) : vload_n(a + (Q - 1) * MID_W, last);
