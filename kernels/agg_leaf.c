@@ -139,7 +139,6 @@ static KKahan ksum(const double *restrict x, int64_t n, int mode, double m)
     return k;
 }
 
-/* min (want_max false) or max of x[0..n), NaN propagating; +-Inf if n==0. */
 /* The NaN-propagating steps of min_step/max_step (agg_int.h) on four
  * lanes, without branches: v where v < s (mn) or v > s, or v is NaN. */
 static inline v4d vmm_step(v4d s, v4d v, bool mx)
@@ -148,24 +147,11 @@ static inline v4d vmm_step(v4d s, v4d v, bool mx)
     return (v4d)(((v4i)v & take) | ((v4i)s & ~take));
 }
 
-/* min_step/max_step without a branch (a scalar tail of a row: its
- * branches were mispredicted at every row's end), in vector registers */
-typedef double v2d __attribute__((vector_size(16)));
-typedef int64_t v2i __attribute__((vector_size(16)));
-static inline double mm_step_nb(double s, double v, bool mx)
-{
-    const v2d S = {s, s}, V = {v, v};
-    const v2i take = (mx ? V > S : V < S) | (V != V);
-    return ((v2d)(((v2i)V & take) | ((v2i)S & ~take)))[0];
-}
-
-/* min/max of x[0..n): KL lanes (lane l takes x[i + l]) in NV vectors
- * held in registers, folded by halves (lane l with lane l + h), then
- * the cells past the lanes in order. NaN propagates; -0 against +0 may
- * come out of another lane than a sequential loop's (the same value).
- * The lanes were an array that GCC kept in memory, a store and a
- * reload per vector and step: rowMaxs over 100 columns ran at 3x the
- * time of rowSums. */
+/* min/max of x[0..n) by the NaN-propagating steps: KL lanes (lane l
+ * takes x[i + l]) in NV vectors, folded by halves (lane l with lane
+ * l + h), then the cells past the lanes in order. -0 against +0 may come
+ * out of another lane than a sequential loop's (the same value). amm
+ * takes it only for a row with a NaN cell. */
 static double amm_nan(const double *restrict x, int64_t n, bool want_max)
 {
     const double init = want_max ? -INFINITY : INFINITY;
@@ -179,8 +165,9 @@ static double amm_nan(const double *restrict x, int64_t n, bool want_max)
     for (int h = NV / 2; h >= 1; h /= 2)
 #pragma GCC unroll 8
         for (int k = 0; k < h; k++) S[k] = vmm_step(S[k], S[k + h], want_max);
-    double r = mm_step_nb(mm_step_nb(S[0][0], S[0][2], want_max), mm_step_nb(S[0][1], S[0][3], want_max), want_max);
-    for (int64_t i = nv; i < n; i++) r = mm_step_nb(r, x[i], want_max);
+    double (*step)(double, double) = want_max ? max_step : min_step;
+    double r = step(step(S[0][0], S[0][2]), step(S[0][1], S[0][3]));
+    for (int64_t i = nv; i < n; i++) r = step(r, x[i]);
     return r;
 }
 
@@ -233,8 +220,11 @@ static inline __attribute__((always_inline)) double sel_lanes(const double *rest
     return r;
 }
 
-/* min/max of x[0..n) with NaN propagating (amm_nan's result, without
- * its NaN tests on the chains where no cell is NaN) */
+/* min (want_max false) or max of x[0..n), NaN propagating; +-Inf if
+ * n == 0: amm_nan's result, without its NaN tests on the chains where no
+ * cell is NaN. The lanes were an array that GCC kept in memory (a store
+ * and a reload per vector and step) with those tests on every step:
+ * rowMaxs over 100 columns ran at 3x the time of rowSums. */
 static double amm(const double *restrict x, int64_t n, bool want_max)
 {
     bool nan = false;

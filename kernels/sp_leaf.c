@@ -163,6 +163,8 @@ static void tmv_rows(const int64_t *rp, const int32_t *ci, const double *v, cons
  * about 6 ms over 250,000 x 1000 at 1%) */
 typedef double sp_v4 __attribute__((vector_size(32), may_alias, aligned(8)));
 typedef double sp_v2 __attribute__((vector_size(16), may_alias, aligned(8)));
+/* X(N) for each literal width 2 .. K_SP_NARROW of tsd_rows_k and sd_rows_k */
+#define SP_NARROW_WIDTHS(X) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
 static inline __attribute__((always_inline)) void
 tsd_rows_k(const int64_t *rp, const int32_t *ci, const double *v, const double *b, int64_t l0, int64_t l1,
            int64_t i1, double *restrict acc, const int N)
@@ -172,7 +174,7 @@ tsd_rows_k(const int64_t *rp, const int32_t *ci, const double *v, const double *
         int64_t hi = rp[l + 1];
         if (hi > p0 && ci[hi - 1] >= i1) hi = mb_csr_lower(ci, p0, hi, i1);
         const double *br = b + l * N;
-        sp_v4 b4[2];
+        sp_v4 b4[K_SP_NARROW / 4];
         sp_v2 b2 = {0};
         double b1 = 0;
         for (int c = 0; c < N / 4; c++) b4[c] = *(const sp_v4 *)(br + 4 * c);
@@ -197,13 +199,10 @@ static void tsd_rows(const int64_t *rp, const int32_t *ci, const double *v, cons
 {
     if (i0 == 0 && n >= 2 && n <= K_SP_NARROW) {
         switch (n) {
-        case 2: tsd_rows_k(rp, ci, v, b, l0, l1, i1, acc, 2); return;
-        case 3: tsd_rows_k(rp, ci, v, b, l0, l1, i1, acc, 3); return;
-        case 4: tsd_rows_k(rp, ci, v, b, l0, l1, i1, acc, 4); return;
-        case 5: tsd_rows_k(rp, ci, v, b, l0, l1, i1, acc, 5); return;
-        case 6: tsd_rows_k(rp, ci, v, b, l0, l1, i1, acc, 6); return;
-        case 7: tsd_rows_k(rp, ci, v, b, l0, l1, i1, acc, 7); return;
-        default: tsd_rows_k(rp, ci, v, b, l0, l1, i1, acc, 8); return;
+#define TSD_CASE(N) case N: tsd_rows_k(rp, ci, v, b, l0, l1, i1, acc, N); return;
+        SP_NARROW_WIDTHS(TSD_CASE)
+#undef TSD_CASE
+        default: break;
         }
     }
     for (int64_t l = l0; l < l1; l++) {
@@ -289,7 +288,8 @@ sd_rows_k(const int64_t *rp, const int32_t *ci, const double *v, const double *b
           double *restrict out, const int N)
 {
     for (int64_t i = r0; i < r1; i++) {
-        sp_v4 s4[2] = {{0}, {0}};
+        sp_v4 s4[K_SP_NARROW / 4];
+        for (int c = 0; c < N / 4; c++) s4[c] = (sp_v4){0, 0, 0, 0};
         sp_v2 s2 = {0};
         double s1 = 0;
         for (int64_t p = rp[i]; p < rp[i + 1]; p++) {
@@ -311,13 +311,15 @@ static void sd_rows(const int64_t *rp, const int32_t *ci, const double *v, const
                     int64_t r1, double *restrict out)
 {
     switch (n) {
-    case 2: sd_rows_k(rp, ci, v, b, r0, r1, out, 2); break;
-    case 3: sd_rows_k(rp, ci, v, b, r0, r1, out, 3); break;
-    case 4: sd_rows_k(rp, ci, v, b, r0, r1, out, 4); break;
-    case 5: sd_rows_k(rp, ci, v, b, r0, r1, out, 5); break;
-    case 6: sd_rows_k(rp, ci, v, b, r0, r1, out, 6); break;
-    case 7: sd_rows_k(rp, ci, v, b, r0, r1, out, 7); break;
-    default: sd_rows_k(rp, ci, v, b, r0, r1, out, 8); break;
+#define SD_CASE(N) case N: sd_rows_k(rp, ci, v, b, r0, r1, out, N); return;
+    SP_NARROW_WIDTHS(SD_CASE)
+#undef SD_CASE
+    default:   /* (no literal width: sd_row's tiles into zeroed rows) */
+        for (int64_t i = r0; i < r1; i++) {
+            double *o = out + (i - r0) * n;
+            memset(o, 0, (size_t)n * sizeof(double));
+            sd_row(ci + rp[i], v + rp[i], rp[i + 1] - rp[i], b, n, o);
+        }
     }
 }
 
