@@ -176,7 +176,7 @@ static MB *csr_borrow(const Csr *c, BraidRelease release, void *ctx, BrErr *e)
     m->v = (double *)c->v;
     if (c->rp_bits == 64) m->rp = (int64_t *)c->rp;
     else {
-        m->rp = malloc((size_t)(c->rows + 1) * sizeof(int64_t));
+        m->rp = br_alloc_aligned((size_t)(c->rows + 1) * sizeof(int64_t));
         if (!m->rp) return mb_oom(m, e);
         for (int64_t i = 0; i <= c->rows; i++) m->rp[i] = csr_rp(c, i);
     }

@@ -592,6 +592,16 @@ void br_free_aligned(void *q)
     blk_release(p);
 }
 
+void *br_realloc_aligned(void *p, size_t keep, size_t n)
+{
+    if (p && n <= *(size_t *)((char *)p - ALIGN_HDR) - ALIGN_HDR) return p;
+    void *q = br_alloc_aligned(n);
+    if (!q) return NULL;
+    if (p && keep) memcpy(q, p, keep);
+    br_free_aligned(p);
+    return q;
+}
+
 char *br_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;

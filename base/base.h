@@ -56,6 +56,10 @@ bool br_alloc_fail_raw(void);
 long br_alloc_fail_arm(long n);
 void *br_calloc_aligned(size_t n);         /* zeroed */
 void br_free_aligned(void *p);
+/* p (from br_alloc_aligned, or NULL) with room for n bytes: p itself when
+ * its block already holds n, else a new block holding p's first `keep`
+ * bytes, p freed. NULL on failure, p then untouched. */
+void *br_realloc_aligned(void *p, size_t keep, size_t n);
 char *br_strdup(const char *s);
 /* Buffer pools (docs/DESIGN.md "Buffer pools"). A library must not set
  * the host process's malloc thresholds (mallopt), so braid keeps its own

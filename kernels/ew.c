@@ -106,10 +106,10 @@ static bool spbuf_reserve(SpBuf *b, int64_t extra)
     if (b->n + extra <= b->cap) return true;
     int64_t nc = BR_MAX(b->cap * 2, b->n + extra);
     nc = BR_MAX(nc, 64);
-    int32_t *ci = br_realloc(b->ci, (size_t)nc * sizeof(int32_t));
+    int32_t *ci = br_realloc_aligned(b->ci, (size_t)b->n * sizeof(int32_t), (size_t)nc * sizeof(int32_t));
     if (!ci) return false;
     b->ci = ci;
-    double *v = br_realloc(b->v, (size_t)nc * sizeof(double));
+    double *v = br_realloc_aligned(b->v, (size_t)b->n * sizeof(double), (size_t)nc * sizeof(double));
     if (!v) return false;
     b->v = v;
     b->cap = nc;
@@ -149,7 +149,7 @@ static MB *sp_finish(MB *out, SpBuf *bufs, int64_t nch, int64_t rc, bool fail,
             out->build_row = out->rows;
         }
     }
-    for (int64_t ch = 0; ch < nch; ch++) { free(bufs[ch].ci); free(bufs[ch].v); }
+    for (int64_t ch = 0; ch < nch; ch++) { br_free_aligned(bufs[ch].ci); br_free_aligned(bufs[ch].v); }
     free(bufs);
     if (fail) {
         br_err(e, BR_ENOMEM, "out of memory in elementwise operation");

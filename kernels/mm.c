@@ -804,10 +804,10 @@ static int emit_row(Work *w, int64_t n, Piece *pc, int64_t *count)
     int64_t need = pc->n + w->cnt;
     if (need > pc->cap) {
         int64_t nc = BR_MAX(need, pc->cap * 2);
-        int32_t *ci = br_realloc(pc->ci, (size_t)nc * sizeof(int32_t));
+        int32_t *ci = br_realloc_aligned(pc->ci, (size_t)pc->n * sizeof(int32_t), (size_t)nc * sizeof(int32_t));
         if (!ci) return -1;
         pc->ci = ci;
-        double *v = br_realloc(pc->v, (size_t)nc * sizeof(double));
+        double *v = br_realloc_aligned(pc->v, (size_t)pc->n * sizeof(double), (size_t)nc * sizeof(double));
         if (!v) return -1;
         pc->v = v;
         pc->cap = nc;
@@ -939,7 +939,7 @@ static MB *sparse_out(const MB *a, const MB *b, RowAcc fn, double work, BrErr *e
         oom(e);
     }
     if (pcs)
-        for (int64_t g = 0; g < nblk; g++) { free(pcs[g].ci); free(pcs[g].v); }
+        for (int64_t g = 0; g < nblk; g++) { br_free_aligned(pcs[g].ci); br_free_aligned(pcs[g].v); }
     free(pcs);
     free(cnt);
     return mm_finish(r, e);
