@@ -283,6 +283,25 @@ static bool has_products(const Memo *m, const Part *p)
     return false;
 }
 
+/* Does partition p hold a Cell entry at a hop that reads a sparse
+ * matrix (by its estimate)? Such a Cell operator may visit every cell
+ * where the basic operators' sparse kernels visit the non-zeros: the
+ * greedy pass weighs it (cost.c open_op). */
+static bool has_sparse_cells(const Memo *m, const Part *p)
+{
+    for (int k = 0; k < p->nh; k++) {
+        const Hop *h = m->hop[p->hops[k]];
+        if (!memo_has_type(m, h, T_CELL, false)) continue;
+        for (int i = 0; i < h->nin; i++) {
+            const Hop *in = h->in[i];
+            if (in && in->dt == DT_MATRIX && in->nnz >= 0 && in->rows > 0 && in->cols > 0 &&
+                (double)in->nnz < MB_SPARSITY_TURN_POINT * (double)in->rows * (double)in->cols)
+                return true;
+        }
+    }
+    return false;
+}
+
 /* Does partition p hold AMULET entries? */
 static bool has_amulet(const Memo *m, const Part *p)
 {
@@ -308,6 +327,33 @@ static void ban_outer(const CostCtx *x, int h, uint8_t *ban)
             if (!x->p->in[c->id] || ((ban[c->id] >> T_OUTER) & 1) || !memo_has_type(m, c, T_OUTER, false)) continue;
             ban[c->id] |= (uint8_t)(1u << T_OUTER);
             stack[n++] = c->id;
+        }
+    }
+    free(stack);
+}
+
+/* Bans the elementwise templates (Cell, Row, MAgg) at h and at every hop
+ * below it in the partition that has such entries: the region runs as
+ * basic operators (a Cell region over sparse inputs whose sub-plans
+ * would visit every cell too: sum(abs(Z - X) * 2)). */
+static void ban_cells(const CostCtx *x, int h, uint8_t *ban)
+{
+    const Memo *m = x->m;
+    const uint8_t ew = (uint8_t)((1u << T_CELL) | (1u << T_ROW) | (1u << T_MAGG));
+    int *stack = br_malloc((size_t)m->nid * sizeof(int)), n = 0;
+    if (!stack) return;
+    stack[n++] = h;
+    ban[h] |= ew;
+    while (n > 0) {
+        const Hop *c = m->hop[stack[--n]];
+        for (int i = 0; i < c->nin; i++) {
+            const Hop *in = c->in[i];
+            if (!in || !x->p->in[in->id] || (ban[in->id] & ew) == ew) continue;
+            if (!memo_has_type(m, in, T_CELL, false) && !memo_has_type(m, in, T_ROW, false) &&
+                !memo_has_type(m, in, T_MAGG, false))
+                continue;
+            ban[in->id] |= ew;
+            stack[n++] = in->id;
         }
     }
     free(stack);
@@ -349,6 +395,14 @@ static double unfuse(CostCtx *x, const bool *best, uint8_t *ban, bool only_amule
             ban[h] |= (uint8_t)(1u << t);
             evals++;
             double c1 = cg_plan_cost(x, best, c0);
+            /* a Cell operator over a sparse input (cost.c open_op) may
+             * lose to the basic operators where the Row and MAgg plans
+             * at its root visit every cell too: ban them with it */
+            if (t == T_CELL && !(c1 < c0 * (1 - 1e-3)) && evals < MAX_UNFUSE) {
+                ban_cells(x, h, ban);
+                evals++;
+                c1 = cg_plan_cost(x, best, c0);
+            }
             /* an AMULET loop's next plan may be Row: try Cell + dgemm too */
             if (t == T_AMULET && !(c1 < c0 * (1 - 1e-3)) && memo_has_type(x->m, x->m->hop[h], T_ROW, false) &&
                 evals < MAX_UNFUSE) {
@@ -675,7 +729,7 @@ void cg_select_cost(CgContext *cx, Memo *m, const CgMachine *mc, EnumStats *es)
     for (int q = 0; q < np; q++) {
         Part *p = &ps[q];
         if (!p->in) continue;
-        bool greedy = has_products(m, p) && (greedy_ok || has_amulet(m, p));
+        bool greedy = (has_products(m, p) || has_sparse_cells(m, p)) && (greedy_ok || has_amulet(m, p));
         if (!p->npts && !greedy) continue;
         es->points += p->npts;
         CostCtx x;

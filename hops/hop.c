@@ -578,6 +578,15 @@ void hop_infer(Hop *h)
             if (h->kind == H_BINARY && h->op == OP_MULT && a && b && a->dt == DT_MATRIX &&
                 b->dt == DT_MATRIX && (a->nnz >= 0 || b->nnz >= 0) && a->rows == b->rows && a->cols == b->cols)
                 h->nnz = b->nnz < 0 || (a->nnz >= 0 && a->nnz < b->nnz) ? a->nnz : b->nnz;
+            /* X op Y with 0 op 0 == 0 (X + Y, X - Y, max, min, X != Y):
+             * at most the non-zeros of both (as SystemDS's worst case,
+             * a bound: nnz_ub below) */
+            if (h->kind == H_BINARY && h->nnz < 0 && a && b && a->dt == DT_MATRIX && b->dt == DT_MATRIX &&
+                a->nnz >= 0 && b->nnz >= 0 && known(a) && a->rows == b->rows && a->cols == b->cols &&
+                ops_binary(h->op, 0, 0) == 0) {
+                double u = (double)a->nnz + (double)b->nnz, c = (double)a->rows * (double)a->cols;
+                h->nnz = (int64_t)(u < c ? u : c);
+            }
             /* X * v with v broadcast (a row or column vector, a scalar)
              * has at most X's non-zeros ((S > 0) * S * u stays sparse) */
             if (h->kind == H_BINARY && h->op == OP_MULT && h->nnz < 0 && a && b && known(h))
@@ -677,6 +686,9 @@ void hop_infer(Hop *h)
         h->kind != H_STITCH) {
         bool ub = h->kind == H_BINARY && h->op == OP_MULT && a && b && a->dt == DT_MATRIX && b->dt == DT_MATRIX &&
                   (a->nnz < 0 || b->nnz < 0);
+        /* the union bound above */
+        ub |= h->kind == H_BINARY && h->op != OP_MULT && a && b && a->dt == DT_MATRIX && b->dt == DT_MATRIX &&
+              h->nnz >= 0 && a->rows == b->rows && a->cols == b->cols && a->nnz >= 0 && b->nnz >= 0;
         /* X op s keeping X's non-zeros: exact only where no non-zero
          * becomes 0 (X * s, X / s with s finite and not 0, X ^ s, X != 0);
          * X > t and the like keep at most X's */
