@@ -386,6 +386,9 @@ typedef struct CPlan {
     int space;             /* Cell/Outer: input or node giving the shape */
     int64_t srows, scols;  /* compile-time iteration space */
     bool sparse_safe;      /* Cell/MAgg/Outer: safe over main's zeros */
+    bool zero_eval;        /* Cell/MAgg: safe where the plan evaluates to
+                              0 with main 0 and the run's scalars
+                              (log(X + 1)): conds_hold evaluates it */
     SafeCond cond[CG_MAXCOND];
     int ncond;
     bool main_sparse_ok;   /* Row: main row read sparse by every consumer */
@@ -441,6 +444,7 @@ CPlan *cplan_copy(const CPlan *p);
 void cplan_print(const CPlan *p, FILE *out);
 /* Number of elementwise/aggregate basic operations (not inputs). */
 int cplan_nops(const CPlan *p);
+double cplan_zero_value(const CPlan *p, int n, const double *sc);
 /* Row: the compile-time width (2..16) node n's generated code is
  * specialized on (a vector-matrix product of the main row, the right
  * operand of a t(main) %*% (.) root, or the vector operand of a

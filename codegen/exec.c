@@ -46,6 +46,16 @@ static bool conds_hold(const CPlan *p, const Value *args)
         double v = c->left ? ops_binary(c->op, s, 0) : ops_binary(c->op, 0, s);
         if (v != 0) return false;
     }
+    if (p->zero_eval) {   /* every output 0 where the main input is (cplan.c zero_eval_main) */
+        double sc[64];
+        if (p->nin > 64) return false;
+        for (int k = 0; k < p->nin; k++) sc[k] = p->in[k].scalar ? val_as_double(&args[k]) : 0;
+        for (int r = 0; r < p->nout; r++) {
+            int n = p->out[r];
+            if (p->n[n].kind == CN_AGG) n = p->n[n].a[0];
+            if (cplan_zero_value(p, n, sc) != 0) return false;
+        }
+    }
     return true;
 }
 

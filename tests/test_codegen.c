@@ -2307,6 +2307,44 @@ static void test_cost_sparse_cells(void)
             free(ex);
             mb_release(Z); mb_release(X);
         }
+    /* plans over one full input that are 0 where it is, by evaluation
+     * (cplan.c zero_eval_main): log(X + 1) runs over X's non-zeros; a
+     * scalar known at run time is checked then (log(X + c), c 1: safe,
+     * c 2: the dense path); two full inputs are never marked */
+    struct { const char *src; bool out_m; int marked; } zs[] = {
+        {"R = log(X + 1)", true, 1}, {"s = sum(exp(X) - 1)", false, 1},
+        {"c = sum(X) * 0 + 1\nR = log(X + c) * 2", true, 1}, {"c = sum(X) * 0 + 2\nR = log(X + c) * 2", true, 1},
+        {"R = log(X + Z + 1)", true, 0}, {"R = exp(X) * 2", true, 0}};
+    for (int dense = 0; dense < 2; dense++)
+        for (size_t v = 0; v < sizeof zs / sizeof *zs; v++) {
+            MB *Z = t_gen(300, 200, dense ? 0.9 : 0.01, 0, 3, !dense), *X = t_gen(300, 200, dense ? 0.9 : 0.02, 0, 3, !dense);
+            MB *ins[] = {Z, X};
+            snprintf(what, sizeof what, "zero by evaluation %s %s", zs[v].src, dense ? "dense" : "sparse");
+            const char **on = zs[v].out_m ? oR : oS;
+            CgStats st = {0};
+            check_all(what, zs[v].src, 2, nm, ins, 1, on, 1e-10, 2, &st);
+            char *ex = explain_text(zs[v].src, CG_FUSE_ALL, 2, nm, ins, 1, on);
+            int marked = count_str(ex, "sparse-safe if 0 at in");
+            T_CHECK(marked == zs[v].marked, "%s: %d plans safe by evaluation, expected %d", what, marked, zs[v].marked);
+            free(ex);
+            mb_release(Z); mb_release(X);
+        }
+    /* a Row plan reads a sparse side input as a dense copy: t(X - Z) %*%
+     * rowSums(X) fuses the row sums into the product over X - Z only
+     * over dense inputs */
+    for (int dense = 0; dense < 2; dense++) {
+        MB *Z = t_gen(2000, 500, dense ? 0.9 : 0.01, -1, 1, !dense), *X = t_gen(2000, 500, dense ? 0.9 : 0.01, -1, 1, !dense);
+        MB *ins[] = {Z, X};
+        const char *src = "R = t(X - Z) %*% rowSums(X)";
+        snprintf(what, sizeof what, "sparse side input %s", dense ? "dense" : "sparse");
+        CgStats st = {0};
+        check_all(what, src, 2, nm, ins, 1, oR, 1e-10, 2, &st);
+        char *ex = explain_text(src, CG_COST_BASED, 2, nm, ins, 1, oR);
+        int rows = count_tpl(ex, "ROW");
+        T_CHECK(dense ? rows == 1 : rows == 0, "%s: %d Row operators under cost_based", what, rows);
+        free(ex);
+        mb_release(Z); mb_release(X);
+    }
     /* the estimate: a bound where 0 op 0 is 0, none otherwise */
     HopDag *d = hop_dag_new();
     Hop *a = hop_new(d, H_TREAD, (Span){0}, 0), *b = hop_new(d, H_TREAD, (Span){0}, 0);
