@@ -327,22 +327,27 @@ static void choose_main(CPlan *p, const int *cellroot, int nroots, bool prefer_f
     for (int k = 0; k < p->nin; k++) if (p->in[k].mode == IM_FULL && p->in[k].slice < 0) { p->main = k; break; }
 }
 
-/* The value of node n of a Cell/MAgg plan at a cell where every full
- * input is 0 (sc: the scalar inputs' values, NULL where only literal
- * scalars are known: NAN for others); NAN where it is not computable
- * (another node kind). */
-double cplan_zero_value(const CPlan *p, int n, const double *sc)
+/* The values z[0..nn) of a Cell/MAgg plan's nodes at a cell where every
+ * full input is 0 (sc: the scalar inputs' values; NULL: the literal
+ * scalars, NAN for others); NAN where not computable (another node
+ * kind). Nodes are evaluated once each, in index order (add_node makes
+ * a node after its children; a child that is not earlier gives NAN). */
+void cplan_zero_values(const CPlan *p, const double *sc, double *z)
 {
-    const CNode *x = &p->n[n];
-    switch (x->kind) {
-    case CN_IN:
-        if (!p->in[x->in].scalar) return 0;
-        if (sc) return sc[x->in];
-        if (p->in[x->in].hop && p->in[x->in].hop->kind == H_LIT) return val_as_double(&p->in[x->in].hop->lit);
-        return NAN;
-    case CN_UN: return ops_unary(x->op, cplan_zero_value(p, x->a[0], sc));
-    case CN_BIN: return ops_binary(x->op, cplan_zero_value(p, x->a[0], sc), cplan_zero_value(p, x->a[1], sc));
-    default: return NAN;
+    for (int n = 0; n < p->nn; n++) {
+        const CNode *x = &p->n[n];
+        double a = x->na > 0 && x->a[0] < n ? z[x->a[0]] : NAN, b = x->na > 1 && x->a[1] < n ? z[x->a[1]] : NAN;
+        switch (x->kind) {
+        case CN_IN:
+            if (!p->in[x->in].scalar) z[n] = 0;
+            else if (sc) z[n] = sc[x->in];
+            else if (p->in[x->in].hop && p->in[x->in].hop->kind == H_LIT) z[n] = val_as_double(&p->in[x->in].hop->lit);
+            else z[n] = NAN;
+            break;
+        case CN_UN: z[n] = ops_unary(x->op, a); break;
+        case CN_BIN: z[n] = ops_binary(x->op, a, b); break;
+        default: z[n] = NAN; break;
+        }
     }
 }
 
@@ -364,12 +369,16 @@ static void zero_eval_main(CPlan *p, const int *cellroot, int nroots)
         full = k;
     }
     if (full < 0) return;
-    for (int r = 0; r < nroots; r++) {
-        double z = cplan_zero_value(p, cellroot[r], NULL);
-        if (!(z == 0 || isnan(z))) return;   /* (NAN: a scalar known at run time, or NaN: checked then) */
-    }
     for (int i = 0; i < p->nn; i++)
         if (p->n[i].kind != CN_IN && p->n[i].kind != CN_UN && p->n[i].kind != CN_BIN && p->n[i].kind != CN_AGG) return;
+    double *z = br_malloc(((size_t)p->nn + 1) * sizeof(double));
+    if (!z) return;
+    cplan_zero_values(p, NULL, z);
+    bool ok = true;
+    for (int r = 0; r < nroots; r++)   /* (NAN: a scalar known at run time, or NaN: checked then) */
+        ok &= z[cellroot[r]] == 0 || isnan(z[cellroot[r]]);
+    free(z);
+    if (!ok) return;
     p->main = full;
     p->sparse_safe = true;
     p->zero_eval = true;

@@ -47,13 +47,14 @@ static bool conds_hold(const CPlan *p, const Value *args)
         if (v != 0) return false;
     }
     if (p->zero_eval) {   /* every output 0 where the main input is (cplan.c zero_eval_main) */
-        double sc[64];
-        if (p->nin > 64) return false;
+        double sc[64], z[256];
+        if (p->nin > 64 || p->nn > 256) return false;
         for (int k = 0; k < p->nin; k++) sc[k] = p->in[k].scalar ? val_as_double(&args[k]) : 0;
+        cplan_zero_values(p, sc, z);
         for (int r = 0; r < p->nout; r++) {
             int n = p->out[r];
             if (p->n[n].kind == CN_AGG) n = p->n[n].a[0];
-            if (cplan_zero_value(p, n, sc) != 0) return false;
+            if (z[n] != 0) return false;
         }
     }
     return true;
@@ -193,16 +194,11 @@ static bool cell_sparse_loses(const CPlan *p, const Bind *b, int64_t M, int64_t 
         if (p->in[k].mode != IM_FULL || p->in[k].slice >= 0 || !m || !m->sparse || m->cmb) return false;
         nnz += (double)m->nnz;
     }
+    cplan_zero_values(p, b->sc, z);
     for (int n = 0; n < p->nn; n++) {
         const CNode *x = &p->n[n];
-        switch (x->kind) {
-        case CN_IN: z[n] = p->in[x->in].scalar ? b->sc[x->in] : 0; break;
-        case CN_UN: z[n] = ops_unary(x->op, z[x->a[0]]); break;
-        case CN_BIN: z[n] = ops_binary(x->op, z[x->a[0]], z[x->a[1]]); break;
-        case CN_AGG: z[n] = 0; break;   /* (its input checked below) */
-        default: return false;
-        }
-        if (x->kind != CN_IN && !x->scalar && z[n] != 0) return false;
+        if (x->kind != CN_IN && x->kind != CN_UN && x->kind != CN_BIN && x->kind != CN_AGG) return false;
+        if (x->kind != CN_IN && x->kind != CN_AGG && !x->scalar && z[n] != 0) return false;
     }
     return nnz * BR_MAX(cplan_nops(p), 1) * 8 <= (double)M * (double)N;
 }
