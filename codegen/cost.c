@@ -1784,8 +1784,8 @@ static double open_op(CostCtx *x, const Hop *h)
         }
     }
     double ew = v.flops;    /* elementwise work, before the products */
-    if (v.type == T_ROW) row_side_sparse(x, &v);
     if (v.type == T_ROW) {
+        row_side_sparse(x, &v);
         row_cla(x, &v);
         row_products(x, &v, false, &v.flops, &v.gflops, &v.vflops, &v.sflops);
     }
