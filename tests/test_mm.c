@@ -508,7 +508,7 @@ static void test_gemv_leaves(void)
     static const int64_t ks[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 33, 47, 48, 49, 63, 64,
                                  65, 96, 100, 127, 128, 129, 130, 200, 257};
     for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
-        const int64_t k = ks[ki], m = 9;
+        const int64_t k = ks[ki], m = 41;   /* (tmm_rows: rows in chunks of 16) */
         double *a = malloc((size_t)(m * k) * sizeof(double)), *x = malloc((size_t)m * sizeof(double));
         double *v = malloc((size_t)k * sizeof(double)), *y = malloc((size_t)k * sizeof(double));
         double *z = malloc((size_t)m * sizeof(double)), *first_y = NULL, *first_z = NULL;
