@@ -444,7 +444,7 @@ CPlan *cplan_copy(const CPlan *p);
 void cplan_print(const CPlan *p, FILE *out);
 /* Number of elementwise/aggregate basic operations (not inputs). */
 int cplan_nops(const CPlan *p);
-void cplan_zero_values(const CPlan *p, const double *sc, double *z);
+bool cplan_zero_values(const CPlan *p, const double *sc, double *z);
 /* Row: the compile-time width (2..16) node n's generated code is
  * specialized on (a vector-matrix product of the main row, the right
  * operand of a t(main) %*% (.) root, or the vector operand of a

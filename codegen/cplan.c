@@ -329,10 +329,12 @@ static void choose_main(CPlan *p, const int *cellroot, int nroots, bool prefer_f
 
 /* The values z[0..nn) of a Cell/MAgg plan's nodes at a cell where every
  * full input is 0 (sc: the scalar inputs' values; NULL: the literal
- * scalars, NAN for others); NAN where not computable (another node
- * kind). Nodes are evaluated once each, in index order (add_node makes
- * a node after its children; a child that is not earlier gives NAN). */
-void cplan_zero_values(const CPlan *p, const double *sc, double *z)
+ * scalars, NAN for others); NAN where not computable (an aggregate).
+ * Nodes are evaluated once each, in index order (add_node makes a node
+ * after its children; a child that is not earlier gives NAN). False
+ * when the plan has a node other than an input, an elementwise
+ * operation or an aggregate (the values are then not all known). */
+bool cplan_zero_values(const CPlan *p, const double *sc, double *z)
 {
     for (int n = 0; n < p->nn; n++) {
         const CNode *x = &p->n[n];
@@ -346,9 +348,11 @@ void cplan_zero_values(const CPlan *p, const double *sc, double *z)
             break;
         case CN_UN: z[n] = ops_unary(x->op, a); break;
         case CN_BIN: z[n] = ops_binary(x->op, a, b); break;
-        default: z[n] = NAN; break;
+        case CN_AGG: z[n] = NAN; break;
+        default: return false;
         }
     }
+    return true;
 }
 
 /* A Cell/MAgg plan over one full input and scalars that the structural
@@ -369,14 +373,11 @@ static void zero_eval_main(CPlan *p, const int *cellroot, int nroots)
         full = k;
     }
     if (full < 0) return;
-    for (int i = 0; i < p->nn; i++)
-        if (p->n[i].kind != CN_IN && p->n[i].kind != CN_UN && p->n[i].kind != CN_BIN && p->n[i].kind != CN_AGG) return;
     double *z = br_malloc(((size_t)p->nn + 1) * sizeof(double));
     if (!z) return;
-    cplan_zero_values(p, NULL, z);
-    bool ok = true;
-    for (int r = 0; r < nroots; r++)   /* (NAN: a scalar known at run time, or NaN: checked then) */
-        ok &= z[cellroot[r]] == 0 || isnan(z[cellroot[r]]);
+    bool ok = cplan_zero_values(p, NULL, z);
+    for (int r = 0; ok && r < nroots; r++)   /* (NAN: a scalar known at run time, or NaN: checked then) */
+        ok = z[cellroot[r]] == 0 || isnan(z[cellroot[r]]);
     free(z);
     if (!ok) return;
     p->main = full;

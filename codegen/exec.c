@@ -50,7 +50,7 @@ static bool conds_hold(const CPlan *p, const Value *args)
         double sc[64], z[256];
         if (p->nin > 64 || p->nn > 256) return false;
         for (int k = 0; k < p->nin; k++) sc[k] = p->in[k].scalar ? val_as_double(&args[k]) : 0;
-        cplan_zero_values(p, sc, z);
+        if (!cplan_zero_values(p, sc, z)) return false;
         for (int r = 0; r < p->nout; r++) {
             int n = p->out[r];
             if (p->n[n].kind == CN_AGG) n = p->n[n].a[0];
@@ -194,10 +194,9 @@ static bool cell_sparse_loses(const CPlan *p, const Bind *b, int64_t M, int64_t 
         if (p->in[k].mode != IM_FULL || p->in[k].slice >= 0 || !m || !m->sparse || m->cmb) return false;
         nnz += (double)m->nnz;
     }
-    cplan_zero_values(p, b->sc, z);
+    if (!cplan_zero_values(p, b->sc, z)) return false;
     for (int n = 0; n < p->nn; n++) {
         const CNode *x = &p->n[n];
-        if (x->kind != CN_IN && x->kind != CN_UN && x->kind != CN_BIN && x->kind != CN_AGG) return false;
         if (x->kind != CN_IN && x->kind != CN_AGG && !x->scalar && z[n] != 0) return false;
     }
     return nnz * BR_MAX(cplan_nops(p), 1) * 8 <= (double)M * (double)N;

@@ -218,7 +218,7 @@ static int64_t skinny(const double *A, const double *bp, double *C, int64_t k, i
     }
     *nonfinite |= bad;
     return nz;
-#endif
+#else
     const v4d *b = (const v4d *)(const void *)bp;
     switch ((n + 3) / 4) {
     case 1: return skinny_rows(A, b, C, k, n, ldc, r0, r1, 1, nonfinite);
@@ -226,6 +226,7 @@ static int64_t skinny(const double *A, const double *bp, double *C, int64_t k, i
     case 3: return skinny_rows(A, b, C, k, n, ldc, r0, r1, 3, nonfinite);
     default: return skinny_rows(A, b, C, k, n, ldc, r0, r1, 4, nonfinite);
     }
+#endif
 }
 
 #if defined(__AVX512F__)
