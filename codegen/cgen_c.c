@@ -15,7 +15,7 @@
 #include "../kernels/spoof.h"
 
 /* Access context of the cell values of a template body. */
-typedef enum { AX_CELL, AX_FLAT, AX_SPARSE, AX_OROW, AX_OCOL } AxCtx;
+typedef enum { AX_CELL, AX_FLAT, AX_SPARSE, AX_OROW, AX_OCOL, AX_NARROW } AxCtx;
 
 typedef struct Gen {
     const CPlan *p;
@@ -91,17 +91,20 @@ static void cell_operand(const Gen *g, int n, char *buf, size_t len)
     switch (c->mode) {
     case IM_SCALAR: snprintf(buf, len, "s%d", k); return;
     case IM_COL:
-        if (g->ax == AX_OCOL) snprintf(buf, len, "P[%d][i]", k);
+        if (g->ax == AX_NARROW) snprintf(buf, len, "cx%d[c]", k);
+        else if (g->ax == AX_OCOL) snprintf(buf, len, "P[%d][i]", k);
         else snprintf(buf, len, "c%d", k);
         return;
     case IM_ROW:
-        if (g->ax == AX_OCOL) snprintf(buf, len, "r%d", k);
+        if (g->ax == AX_NARROW) snprintf(buf, len, "rx%d[c]", k);
+        else if (g->ax == AX_OCOL) snprintf(buf, len, "r%d", k);
         else snprintf(buf, len, "p%d[j]", k);
         return;
     case IM_FULL:
         if (k == p->main && (g->ax == AX_SPARSE)) { snprintf(buf, len, "av[k]"); return; }
         if (k == p->main && (g->ax == AX_OROW || g->ax == AX_OCOL)) { snprintf(buf, len, "wv[k]"); return; }
         if (g->ax == AX_OCOL) snprintf(buf, len, "P[%d][i * S[%d] + j]", k, k);
+        else if (g->ax == AX_NARROW) snprintf(buf, len, "p%d[c]", k);
         else snprintf(buf, len, "p%d[j]", k);
         return;
     default:
@@ -400,6 +403,81 @@ static void emit_cell_column(Gen *g, bool count)
     sb_puts(b, count ? "        }\n        *bad |= nf;\n        return nz;\n    }\n" : "        }\n        return;\n    }\n");
 }
 
+/* cg_dense of a plan over narrow rows (cplan_cell_narrow: 2..15 columns,
+ * not a multiple of 4, at compile time; a row or column vector input).
+ * The per-row loop runs each row's w cells as one short vector loop and a
+ * scalar rest (MLogreg's exp(LT - rowMaxs(LT)) over 5 columns spent 40%
+ * of its time on the fifth cell of each row); here tiles of rows run as
+ * one loop over their cells
+ * c: full inputs at p<k>[c] (the rows in place where they are contiguous,
+ * else copied into px<k>), column vectors' values spread over their rows'
+ * cells (cx<k>), row vectors' repeated per row (rx<k>, once per call),
+ * the output in place where its rows are contiguous, else through ox<r>.
+ * Tiles of NARROW_T rows up to NARROW_W columns, else of NARROW_C / w rows
+ * (wider calls by chunks of NARROW_C columns, a row at a time). The
+ * same expression per cell: the same values. This loop replaces the
+ * per-row one (one copy of the body: each copy lengthens the compile,
+ * emit_cell_column). */
+#define NARROW_W 16
+#define NARROW_T 32
+#define NARROW_C 2048
+static void emit_cell_narrow(Gen *g)
+{
+    const CPlan *p = g->p;
+    StrBuf *b = g->b;
+    char dst[32];
+    sb_printf(b, "    for (int64_t jc = j0; jc < j1; jc += %d) {\n"
+                 "    const int64_t w = j1 - jc < %d ? j1 - jc : %d, tr = w <= %d ? %d : %d / w;\n",
+              NARROW_C, NARROW_C, NARROW_C, NARROW_W, NARROW_T, NARROW_C);
+    for (int k = 0; k < p->nin; k++) {
+        InMode md = p->in[k].mode;
+        if (md == IM_ROW)
+            sb_printf(b, "    double rx%d[%d];\n"
+                         "    for (int64_t r = 0; r < tr; r++)\n"
+                         "        for (int64_t j = 0; j < w; j++) rx%d[r * w + j] = P[%d][jc + j];\n",
+                      k, NARROW_C, k, k);
+        else if (md == IM_COL)
+            sb_printf(b, "    double cx%d[%d];\n", k, NARROW_C);
+        else if (md == IM_FULL)
+            sb_printf(b, "    double px%d[%d];\n", k, NARROW_C);
+    }
+    for (int r = 0; r < p->nout; r++) sb_printf(b, "    double ox%d[%d];\n", r, NARROW_C);
+    sb_puts(b, "    for (int64_t rs = r0; rs < r1; rs += tr) {\n"
+               "        const int64_t nt = r1 - rs < tr ? r1 - rs : tr, nc = nt * w;\n");
+    for (int k = 0; k < p->nin; k++) {
+        InMode md = p->in[k].mode;
+        if (md == IM_COL)
+            sb_printf(b, "        for (int64_t r = 0; r < nt; r++) {\n"
+                         "            const double v = P[%d][rs + r];\n"
+                         "            for (int64_t j = 0; j < w; j++) cx%d[r * w + j] = v;\n"
+                         "        }\n", k, k);
+        else if (md == IM_FULL)
+            sb_printf(b, "        const double *restrict p%d = P[%d] + rs * w;\n"
+                         "        if (jc != 0 || S[%d] != w) {\n"
+                         "            for (int64_t r = 0; r < nt; r++)\n"
+                         "                for (int64_t j = 0; j < w; j++) px%d[r * w + j] = P[%d][(rs + r) * S[%d] + jc + j];\n"
+                         "            p%d = px%d;\n"
+                         "        }\n", k, k, k, k, k, k, k, k);
+    }
+    for (int r = 0; r < p->nout; r++)
+        sb_printf(b, "        double *restrict o%d = ldo == w ? out[%d] + (rs - r0) * w : ox%d;\n", r, r, r);
+    sb_puts(b, "#pragma omp simd\n        for (int64_t c = 0; c < nc; c++) {\n");
+    g->ax = AX_NARROW;
+    emit_cell_body(g, "            ");
+    for (int r = 0; r < p->nout; r++) {
+        snprintf(dst, sizeof dst, "o%d[c]", r);
+        emit_cell_store(g, r, dst, "            ", false);
+    }
+    g->ax = AX_CELL;
+    sb_puts(b, "        }\n");
+    for (int r = 0; r < p->nout; r++)
+        sb_printf(b, "        if (ldo != w)\n"
+                     "            for (int64_t r = 0; r < nt; r++)\n"
+                     "                for (int64_t j = 0; j < w; j++) out[%d][(rs - r0 + r) * ldo + (jc - j0) + j] = ox%d[r * w + j];\n",
+                  r, r);
+    sb_puts(b, "    }\n    }\n");
+}
+
 /* The head of a Cell function: with count, the counting variant's (never
  * inlined into the plain one that calls it, so its loops are compiled
  * once) and its count and flag; else the plain one's. */
@@ -440,17 +518,21 @@ static void emit_cell_dense(Gen *g, bool count)
                    cell_dense_head);
     emit_scalars(g);
     emit_cell_column(g, count);
-    sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n");
-    emit_row_inputs(g, "        ", MAIN_P);
-    for (int r = 0; r < p->nout; r++)
-        sb_printf(b, "        double *restrict o%d = out[%d] + (i - r0) * ldo;\n", r, r);
-    sb_puts(b, "#pragma omp simd\n        for (int64_t j = j0; j < j1; j++) {\n");
-    emit_cell_body(g, "            ");
-    for (int r = 0; r < p->nout; r++) {
-        snprintf(dst, sizeof dst, "o%d[j - j0]", r);
-        emit_cell_store(g, r, dst, "            ", false);
+    if (cplan_cell_narrow(p)) {
+        emit_cell_narrow(g);
+    } else {
+        sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n");
+        emit_row_inputs(g, "        ", MAIN_P);
+        for (int r = 0; r < p->nout; r++)
+            sb_printf(b, "        double *restrict o%d = out[%d] + (i - r0) * ldo;\n", r, r);
+        sb_puts(b, "#pragma omp simd\n        for (int64_t j = j0; j < j1; j++) {\n");
+        emit_cell_body(g, "            ");
+        for (int r = 0; r < p->nout; r++) {
+            snprintf(dst, sizeof dst, "o%d[j - j0]", r);
+            emit_cell_store(g, r, dst, "            ", false);
+        }
+        sb_puts(b, "        }\n    }\n");
     }
-    sb_puts(b, "        }\n    }\n");
     if (!count) { sb_puts(b, "}\n"); return; }
     /* rows: the count in the row loop cost a vector reduction per row
      * (through the stack: slower than the pass it saved at 20 values a

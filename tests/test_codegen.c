@@ -1222,6 +1222,57 @@ static void test_cell_narrow(bool quick)
             }
 }
 
+/* Cell no_agg plans over narrow dense rows with column and row vector
+ * inputs (cgen_c.c emit_cell_narrow: tiles of 32 rows as one loop over
+ * their cells, the vectors' values spread over the cells): every policy
+ * equals the unfused plan to the bit over widths 2..17 (17: the per-row
+ * loop), row counts that end inside a tile or hold none, NaN, Inf and -0
+ * in A and the column vector, a sparse input expanded by blocks and a
+ * column slice read in place (rows not contiguous: the per-row loop);
+ * the explain text shows the tiled loop for widths up to 16 that are not
+ * a multiple of 4 only (cplan_cell_narrow: the compile-time width). */
+static void test_cell_narrow_vec(bool quick)
+{
+    const char *nm[] = {"A", "S", "c", "r"};
+    const char *on[] = {"o1", "o2", "o3", "o4"};
+    static const int64_t widths[] = {2, 3, 5, 8, 15, 17}, rows[] = {2049, 700, 33, 31};
+    const char *src = "o1 = exp(A - c) + r * 2\n"
+                      "o2 = (A > c) * (A - r) / (abs(c) + 1)\n"
+                      "o3 = ifelse(S > 0, A * c, r) + S\n"
+                      "o4 = exp(A[, 2:ncol(A)] - c) * 3\n";
+    for (int wi = 0; wi < 6; wi++)
+        for (int ri = quick ? 1 : 0; ri < 4; ri++)
+            for (int s = 0; s < 2; s++) {
+                int64_t n = widths[wi], m = rows[ri];
+                MB *A = t_gen(m, n, 1, -2, 2, false), *c = t_gen(m, 1, 1, -1, 1, false);
+                MB *r = t_gen(1, n, 1, -1, 1, false), *S = t_gen(m, n, 0.1, -1, 1, true);
+                if (s == 1) {
+                    A->d[3 * n] = NAN;
+                    A->d[(m / 2) * n + n - 1] = INFINITY;
+                    A->d[(m - 1) * n] = -INFINITY;
+                    A->d[7 * n + 1] = -0.0;
+                    c->d[m / 3] = NAN;
+                    c->d[m - 2] = -INFINITY;
+                    mb_recount_nnz(A);
+                    mb_recount_nnz(c);
+                }
+                MB *ins[] = {A, S, c, r};
+                char what[96];
+                snprintf(what, sizeof what, "cell narrow vectors %lldx%lld%s", (long long)m, (long long)n,
+                         s ? " nan/inf" : "");
+                CgStats st = {0};
+                check_all(what, src, 4, nm, ins, 4, on, 0, 0, &st);
+                T_CHECK(st.fused[0] >= 1, "%s: %lld Cell operators", what, (long long)st.fused[0]);
+                if (s == 0 && ri == 1) {
+                    char *ex = explain_text(src, CG_FUSE_ALL, 4, nm, ins, 4, on);
+                    T_CHECK(ex && (count_str(ex, "rs += tr") >= 1) == (n <= 16 && n % 4 != 0), "%s: %d tiled loops\n%s", what,
+                            count_str(ex, "rs += tr"), ex ? ex : "");
+                    free(ex);
+                }
+                for (int v = 0; v < 4; v++) mb_release(ins[v]);
+            }
+}
+
 /* Row and column aggregates of Cell plans over narrow dense rows (the
  * generated code called for CH / n rows at a time, spoof_cell.c
  * dense_rows; a sparse side input expanded by blocks): rows of at most
@@ -2820,6 +2871,7 @@ int main(void)
         RUN(test_cell_rix, th == 2);
         RUN(test_cell_narrow, th == 2);
         RUN(test_cell_narrow_aggs, th == 2);
+        RUN(test_cell_narrow_vec, th == 2);
         RUN(test_cell_column, th == 2);
         RUN(test_cell_count, th == 2);
     }
