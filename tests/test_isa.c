@@ -707,6 +707,18 @@ static void test_small_leaves(KIsa lvl)
             SL->acc_add(sl, kl, agg, v, n);
             T_CHECK(first_diff(sg, sl, SPOOF_KL, 0) < 0 && first_diff(kg, kl, SPOOF_KL, 0) < 0,
                     "%s spacc_add agg %d n=%lld", lv, agg, (long long)n);
+            if (agg == SPA_MIN || agg == SPA_MAX) continue;
+            /* the sums against their scalar steps: value k into lane k %
+             * KL of its block of KL, the rest into lanes 0.. */
+            double rs[SPOOF_KL] = {0}, rc[SPOOF_KL] = {0};
+            for (int64_t k = 0; k < n; k++) {
+                int l = k < n / SPOOF_KL * SPOOF_KL ? (int)(k % SPOOF_KL) : (int)(k - n / SPOOF_KL * SPOOF_KL);
+                double x = agg == SPA_SUMSQ ? v[k] * v[k] : v[k], y = x + rc[l], t = rs[l] + y;
+                rc[l] = fabs(t) <= DBL_MAX ? y - (t - rs[l]) : 0;
+                rs[l] = t;
+            }
+            T_CHECK(first_diff(rs, sl, SPOOF_KL, 0) < 0 && first_diff(rc, kl, SPOOF_KL, 0) < 0,
+                    "%s spacc_add agg %d n=%lld against the scalar steps", lv, agg, (long long)n);
         }
     /* column accumulators, dense (twice: accumulating) and over column
      * indexes with counts */
