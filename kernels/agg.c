@@ -494,9 +494,10 @@ static int64_t nnz_par(const double *x, int64_t n)
 /* Non-zeros of res[r0..r1) (a chunk's results, still in cache). */
 static int64_t nz_of(const double *res, int64_t r0, int64_t r1)
 {
-    int64_t c = 0;
-    for (int64_t i = r0; i < r1; i++) c += res[i] != 0;
-    return c;
+    /* the leaf, vectorized at the machine's level: this loop, compiled
+     * for the baseline here, ran a scalar compare and cmov per row,
+     * nearly half the time of rowSums over n x 2 */
+    return r1 > r0 ? k_leaves(k_isa())->ew->nz_count(res + r0, r1 - r0) : 0;
 }
 
 /* Row aggregate into res[0..M); its non-zeros, counted chunk by chunk
