@@ -408,11 +408,11 @@ static void emit_cell_column(Gen *g, bool count)
  * The per-row loop runs each row's w cells as one short vector loop and a
  * scalar rest (MLogreg's exp(LT - rowMaxs(LT)) over 5 columns spent 40%
  * of its time on the fifth cell of each row); here tiles of rows run as
- * one loop over their cells
- * c: full inputs at p<k>[c] (the rows in place where they are contiguous,
- * else copied into px<k>), column vectors' values spread over their rows'
- * cells (cx<k>), row vectors' repeated per row (rx<k>, once per call),
- * the output in place where its rows are contiguous, else through ox<r>.
+ * one loop over their cells c: full inputs at p<k>[c] (the rows in place
+ * where they are contiguous, else copied into px<k>), column vectors'
+ * values spread over their rows' cells (cx<k>), row vectors' repeated
+ * per row (rx<k>, once per column chunk), the output in place where its
+ * rows are contiguous, else through ox<r>.
  * Tiles of NARROW_T rows up to NARROW_W columns, else of NARROW_C / w rows
  * (wider calls by chunks of NARROW_C columns, a row at a time). The
  * same expression per cell: the same values. This loop replaces the

@@ -458,10 +458,9 @@ bool cplan_row_blocked(const CPlan *p);
 int cplan_row_tvec(const CPlan *p, int n);
 /* Cell, not a full aggregate: are the plan's rows narrow (every full
  * input 2..15 columns at compile time, not a multiple of 4) with a row or
- * column vector input? Then cg_dense runs
- * tiles of rows as one loop over their cells (cgen_c.c
- * emit_cell_narrow, a second copy of the body, so only there); part of
- * the signature. */
+ * column vector input? Then cg_dense runs tiles of rows as one loop over
+ * their cells instead of its per-row loop (cgen_c.c emit_cell_narrow);
+ * part of the signature. */
 bool cplan_cell_narrow(const CPlan *p);
 /* Outer: the compile-time column count (2..128) of input in that the
  * generated loop takes as a literal (the rank of U and V, the side

@@ -634,7 +634,7 @@ bool cplan_cell_narrow(const CPlan *p)
         if (md != IM_FULL) continue;
         /* (rows of a multiple of 4 values leave the per-row loop no
          * scalar rest: 4, 12 as fast, 8, 16 1.17x slower tiled) */
-        if (p->in[k].cols < 2 || p->in[k].cols > 16 || p->in[k].cols % 4 == 0) return false;
+        if (p->in[k].cols < 2 || p->in[k].cols > 15 || p->in[k].cols % 4 == 0) return false;
         full = true;
     }
     return vec && full;

@@ -1225,10 +1225,11 @@ static void test_cell_narrow(bool quick)
 /* Cell no_agg plans over narrow dense rows with column and row vector
  * inputs (cgen_c.c emit_cell_narrow: tiles of 32 rows as one loop over
  * their cells, the vectors' values spread over the cells): every policy
- * equals the unfused plan to the bit over widths 2..17 (17: the per-row
- * loop), row counts that end inside a tile or hold none, NaN, Inf and -0
- * in A and the column vector, a sparse input expanded by blocks and a
- * column slice read in place (rows not contiguous: the per-row loop);
+ * equals the unfused plan to the bit over widths 2..17 (8 and 17: the
+ * per-row loop), row counts that end inside a tile or hold none, NaN,
+ * Inf and -0 in A and the column vector, a sparse input expanded by
+ * blocks and a column slice read in place (rows not contiguous: copied
+ * into the tile's buffer);
  * the explain text shows the tiled loop for widths up to 16 that are not
  * a multiple of 4 only (cplan_cell_narrow: the compile-time width). */
 static void test_cell_narrow_vec(bool quick)
