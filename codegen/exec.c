@@ -223,6 +223,19 @@ static bool cell_slice_offsets(const CPlan *p, const Bind *b)
     return true;
 }
 
+/* A Cell/MAgg plan's elementwise work per cell: ops.def's cost column
+ * over its operations (the skeleton's threads and task sizes). */
+static double cell_work(const CPlan *p)
+{
+    double w = 0;
+    for (int k = 0; k < p->nn; k++) {
+        const CNode *n = &p->n[k];
+        if (n->kind == CN_UN || n->kind == CN_BIN || n->kind == CN_TER) w += op_info[n->op].cost;
+        else if (n->kind == CN_AGG) w += 1;
+    }
+    return w;
+}
+
 /* Binds a Cell/MAgg call (b, which the caller frees) and describes it
  * for the skeleton in *spp; *fb when the generated code cannot take it.
  * Sparse safety is decided per call (scalars, non-finite side inputs);
@@ -262,6 +275,7 @@ static void cell_prepare(CgOp *op, Value *args, int nargs, Bind *bp, SpoofCell *
                      .fsa = (SpCellSparseAggFn)op->fn[4], .ffn = (SpCellFlatNzFn)op->fn[5],
                      .fdn = (SpCellDenseNzFn)op->fn[6]};
     sp.sparse_safe = cell_sparse_safe(p, &sp, &b, args, gpu);
+    sp.work = cell_work(p);
     switch (p->var) {
     case V_NO_AGG: sp.dir = SPD_NONE; break;
     case V_ROW_AGG: sp.dir = SPD_ROW; break;

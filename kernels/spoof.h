@@ -166,6 +166,9 @@ typedef struct SpoofCell {
     SpCellAggFn fa;        /* SPD_FULL in the loop; NULL: fd/ff + buffer */
     SpCellSparseAggFn fsa; /* SPD_FULL over sparse rows in the loop; NULL: fs */
     SpCellSparseFn fs;     /* NULL unless sparse-safe */
+    double work;           /* elementwise work per cell (ops.def's cost
+                              column summed over the plan; 0: unknown).
+                              Only threads and task sizes follow it. */
 } SpoofCell;
 
 /* One output of a Row operator: variant, aggregate, shape. */

@@ -397,6 +397,17 @@ static void unscatter_row(const Ctx *x, Work *w, int64_t i)
     }
 }
 
+/* The weight of a cell against a cell of a few simple operations
+ * (cost 4), at least 1: compute-heavy plans (tanh, exp: cost 20 each)
+ * take both threads and smaller tasks at fewer cells. tanh(X + b) over
+ * 256 x 100 (an autoencoder's batch) ran on one thread in 62 us. The
+ * partitions of aggregates (nsuper) do not follow it: their sums' order
+ * stays a function of the shape. */
+static double cell_wt(const SpoofCell *op) { return op->work > 4 ? op->work / 4 : 1; }
+
+/* TASK_CELLS weighted (row-parallel no_agg and row aggregates). */
+static int64_t task_cells(const SpoofCell *op) { return BR_MAX(1024, (int64_t)(TASK_CELLS / cell_wt(op))); }
+
 static int threads_for(double work, int64_t tasks)
 {
     if (tasks < 2 || !br_par(work)) return 1;
@@ -456,8 +467,10 @@ static MB *run_none_dense(const Ctx *x, BrErr *e)
     int bad = 0;
     bool fail = false;
     if (x->flat) {
-        int64_t cells = M * N, nch = (cells + CH - 1) / CH, per = 8, ntask = (nch + per - 1) / per;
-#pragma omp parallel for schedule(static) num_threads(threads_for((double)cells, ntask)) reduction(+:nnz) \
+        int64_t cells = M * N, nch = (cells + CH - 1) / CH, per = BR_MAX(1, (int64_t)(8 / cell_wt(op)));
+        int64_t ntask = (nch + per - 1) / per;
+#pragma omp parallel for schedule(static) num_threads(threads_for((double)cells * cell_wt(op), ntask)) \
+    reduction(+:nnz) \
     reduction(|:bad)
         for (int64_t t = 0; t < ntask; t++) {
             for (int64_t c = t * per; c < BR_MIN(nch, (t + 1) * per); c++) {
@@ -472,9 +485,10 @@ static MB *run_none_dense(const Ctx *x, BrErr *e)
             }
         }
     } else {
-        int64_t R = N > CH ? 1 : BR_MAX(1, TASK_CELLS / BR_MAX(N, 1));
+        int64_t R = N > CH ? 1 : BR_MAX(1, task_cells(op) / BR_MAX(N, 1));
         int64_t ntask = (M + R - 1) / R;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for((double)M * N, ntask)) reduction(+:nnz) \
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for((double)M * N * cell_wt(op), ntask)) \
+    reduction(+:nnz) \
     reduction(|:bad)
         for (int64_t t = 0; t < ntask; t++) {
             Work w;
@@ -537,10 +551,10 @@ static MB *run_none_sparse(const Ctx *x, BrErr *e)
     if (!out) return NULL;
     memcpy(out->rp, mm->rp, (size_t)(M + 1) * sizeof(int64_t));
     if (mm->nnz) memcpy(out->ci, mm->ci, (size_t)mm->nnz * sizeof(int32_t));
-    int64_t R = BR_MAX(1, TASK_CELLS / BR_MAX(1, mm->nnz / BR_MAX(M, 1)));
+    int64_t R = BR_MAX(1, task_cells(op) / BR_MAX(1, mm->nnz / BR_MAX(M, 1)));
     int64_t ntask = (M + R - 1) / R;
     bool fail = false;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for((double)mm->nnz, ntask))
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for((double)mm->nnz * cell_wt(op), ntask))
     for (int64_t t = 0; t < ntask; t++) {
         Work w;
         if (!work_init(x, &w, BR_MIN(M, (t + 1) * R))) { fail = true; work_free(&w); continue; }
@@ -619,10 +633,10 @@ static MB *run_row(const Ctx *x, BrErr *e)
     MB *out = mb_dense_uninit(M, 1, e);
     if (!out) return NULL;
     const MB *mm = x->sparse ? op->in.m[op->main] : NULL;
-    int64_t R = BR_MAX(1, TASK_CELLS / BR_MAX(N, 1));
+    int64_t R = BR_MAX(1, task_cells(op) / BR_MAX(N, 1));
     int64_t ntask = M ? (M + R - 1) / R : 0;
     bool fail = false;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for((double)M * N, ntask))
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for((double)M * N * cell_wt(op), ntask))
     for (int64_t t = 0; t < ntask; t++) {
         Work w;
         if (!work_init(x, &w, BR_MIN(M, (t + 1) * R))) { fail = true; work_free(&w); continue; }
@@ -724,7 +738,7 @@ static MB *run_col(const Ctx *x, BrErr *e)
         for (int64_t j = 0; j < N; j++) parts[b].s[j] = init;
     }
     if (!fail) {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells, nsb))
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells * cell_wt(op), nsb))
         for (int64_t b = 0; b < nsb; b++) {
             Work w;
             int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
@@ -873,7 +887,7 @@ static int run_full(const Ctx *x, double *res, BrErr *e)
     for (int64_t b = 0; b < nsb; b++)
         for (int t = 0; t < nout; t++) spacc_init(&acc[b * nout + t], op->agg[t]);
     bool fail = false;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells, nsb))
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells * cell_wt(op), nsb))
     for (int64_t b = 0; b < nsb; b++) {
         Work w;
         SpAcc *a = &acc[b * nout];

@@ -1283,6 +1283,51 @@ static void test_cell_narrow_vec(bool quick)
  * aggregates within 1e-12.
  * Widths 1, 2, 9, 16, 17, row counts that end inside a block, NaN,
  * Inf and -0 among the values, an empty and a sparse S. */
+/* The Cell skeleton's threads follow the plan's work per cell
+ * (SpoofCell.work): tanh(A + r) over 256 x 100 (25,600 cells, under
+ * BR_PAR_MIN as cells) forks a team of two, the cheap (A + r) * 2 over
+ * the same cells does not; both equal the unfused plan under every
+ * policy and across thread counts; a column aggregate and a full one of
+ * tanh, whose partitions do not follow the weight, too. */
+static void test_cell_weight(void)
+{
+    const char *nm[] = {"A", "r"};
+    const char *on[] = {"o1"};
+    static const char *srcs[] = {"o1 = tanh(A + r)\n", "o1 = (A + r) * 2\n", "o1 = colSums(tanh(A + r))\n",
+                                 "o1 = sum(exp(A - r))\n"};
+    int th = br_threads();
+    for (int s = 0; s < 4; s++) {
+        MB *A = t_gen(256, 100, 1, -2, 2, false), *r = t_gen(1, 100, 1, -1, 1, false);
+        MB *ins[] = {A, r};
+        char what[64];
+        snprintf(what, sizeof what, "cell weight %d", s);
+        CgStats st = {0};
+        check_all(what, srcs[s], 2, nm, ins, 1, on, 0, 0, &st);
+        T_CHECK(st.fused[0] >= 1, "%s: %lld Cell operators", what, (long long)st.fused[0]);
+        CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL};
+        same_across_threads(what, srcs[s], &o, 2, nm, ins, 1, on);
+        if (s < 2) {
+            br_set_threads(2);
+            br_par_pin(0);
+            TRun run;
+            int64_t t0, k0, t1, k1;
+            t_run_dml(srcs[s], &o, 2, nm, ins, 1, on, &run);   /* (compiled, cached) */
+            t_run_free(&run);
+            br_par_counts(&t0, &k0);
+            t_run_dml(srcs[s], &o, 2, nm, ins, 1, on, &run);
+            br_par_counts(&t1, &k1);
+            T_CHECK(run.rc == 0 && run.st.fused[0] >= 1, "%s: run %d, %lld fused", what, run.rc,
+                    (long long)run.st.fused[0]);
+            T_CHECK(s == 0 ? t1 > t0 : t1 == t0, "%s: teams %lld -> %lld", what, (long long)t0, (long long)t1);
+            t_run_free(&run);
+            br_par_pin(-1);
+            br_set_threads(th);
+        }
+        mb_release(A);
+        mb_release(r);
+    }
+}
+
 static void test_cell_narrow_aggs(bool quick)
 {
     const char *nm[] = {"A", "S"};
@@ -2873,6 +2918,7 @@ int main(void)
         RUN(test_cell_narrow, th == 2);
         RUN(test_cell_narrow_aggs, th == 2);
         RUN(test_cell_narrow_vec, th == 2);
+        if (th == 1) RUN(test_cell_weight);
         RUN(test_cell_column, th == 2);
         RUN(test_cell_count, th == 2);
     }
