@@ -542,12 +542,17 @@ MB *k_unary(OpCode op, const MB *a, BrErr *e)
     if (!a->sparse) {
         MB *out = mb_dense_uninit(M, N, e);
         if (!out) return NULL;
-        int64_t n = M * N, nch = (n + FLAT_CHUNK - 1) / FLAT_CHUNK, nnz = 0;
+        /* compute-heavy functions (tanh, exp: ops.def cost 20) weigh
+         * their cells as the Cell skeleton does (spoof_cell.c cell_wt):
+         * tanh over a 256 x 100 batch takes both threads */
+        int64_t n = M * N, nnz = 0, ch = op_info[op].cost > 4 ? FLAT_CHUNK * 4 / op_info[op].cost : FLAT_CHUNK;
+        int64_t nch = (n + ch - 1) / ch;
+        double wt = op_info[op].cost > 4 ? op_info[op].cost / 4.0 : 1;
         int bad = 0;
-#pragma omp parallel for num_threads(br_threads()) if (br_par(n)) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par((double)n * wt)) \
     reduction(+:nnz) reduction(|:bad) schedule(static)
         for (int64_t t = 0; t < nch; t++) {
-            int64_t k0 = t * FLAT_CHUNK, w = BR_MIN(FLAT_CHUNK, n - k0);
+            int64_t k0 = t * ch, w = BR_MIN(ch, n - k0);
             L->unary(op, a->d + k0, out->d + k0, w);
             nnz += L->nz_count_fin(out->d + k0, w, &bad);
         }

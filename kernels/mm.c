@@ -172,8 +172,9 @@ static void blas_serial(void)
  * call, and after it they spin (sched_yield) for a while next to braid's
  * OpenMP threads on the same cores; in a loop of small operators (the
  * 256-row mini-batches of autoencoder_2layer) that made every following
- * parallel region several times slower. OpenBLAS splits dgemm over the
- * output only, so the result is the same either way. */
+ * parallel region several times slower. Dense products at or above it
+ * do not take OpenBLAS's threads either (gemm_blocks: its split changes
+ * the bits with its AVX-512 kernels); dsyrk and dgemv do. */
 #define BLAS_PAR_MIN ((double)(1 << 23))
 
 /* Least multiply-adds of a BLAS call that uses OpenBLAS's threads while
@@ -206,11 +207,29 @@ static void blas_threads_for(double work)
 #define GEMM_SPLIT_ROWS 32
 #define GEMM_SPLIT_BLOCKS 4
 
-/* Row blocks of a product of `work` multiply-adds with `rows` output
- * rows; 1: one BLAS call (blas_threads_for decides its threads). */
-static int gemm_blocks(double work, int64_t rows)
+/* Products of BLAS_PAR_MIN multiply-adds or more run as GEMM_BIG_BLOCKS
+ * fixed blocks of at least GEMM_BIG_MIN output rows, or else of output
+ * columns, one single-threaded dgemm each, spread over braid's threads:
+ * OpenBLAS's own split follows its thread count, and with its SkylakeX
+ * and Cooperlake kernels the cells at the split's edges round
+ * differently (a 16 x 7000 by 7000 x 300 product differed in its last
+ * bits between one and two threads); its Haswell kernels did not. */
+#define GEMM_BIG_BLOCKS 8
+#define GEMM_BIG_MIN 64
+
+/* Blocks of a product of `work` multiply-adds with `rows` x `cols`
+ * output: > 1, that many row blocks; < -1, that many column bands; 1:
+ * one BLAS call (blas_threads_for decides its threads); 0: one call on
+ * the calling thread (a large product too small in both directions to
+ * split). */
+static int gemm_blocks(double work, int64_t rows, int64_t cols)
 {
-    if (work < GEMM_SPLIT_MIN || work >= BLAS_PAR_MIN) return 1;
+    if (work < GEMM_SPLIT_MIN) return 1;
+    if (work >= BLAS_PAR_MIN) {
+        if (rows >= 2 * GEMM_BIG_MIN) return (int)BR_MIN((int64_t)GEMM_BIG_BLOCKS, rows / GEMM_BIG_MIN);
+        if (cols >= 2 * GEMM_BIG_MIN) return -(int)BR_MIN((int64_t)GEMM_BIG_BLOCKS, cols / GEMM_BIG_MIN);
+        return 0;
+    }
     int64_t b = BR_MIN((int64_t)GEMM_SPLIT_BLOCKS, rows / GEMM_SPLIT_ROWS);
     return b > 1 ? (int)b : 1;
 }
@@ -229,19 +248,25 @@ static int gemm_team(double work, int nb)
 }
 
 /* C (m x n) = A %*% B (ta: t(A) %*% B, A k x m) in nb row blocks of C
- * (gemm_blocks), row-major; rows r0..r1 of C take rows (ta: columns)
- * r0..r1 of A. */
+ * (gemm_blocks: nb > 1), row-major, rows r0..r1 of C taking rows (ta:
+ * columns) r0..r1 of A; or in -nb column bands (nb < -1) of multiples of
+ * 8 columns, columns c0..c1 of C taking those of B; or (nb == 0) as one
+ * call on the calling thread. */
 static void gemm_in_blocks(bool ta, const double *A, const double *B, double *C, int64_t m, int64_t k,
                            int64_t n, int nb)
 {
-    const int T = gemm_team((double)m * (double)k * (double)n, nb);
+    const int nbl = nb < 0 ? -nb : BR_MAX(nb, 1);
+    const int T = nb == 0 ? 1 : gemm_team((double)m * (double)k * (double)n, nbl);
     k_blas_ready((double)m * (double)k * (double)n);
     blas_serial();
     #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
-    for (int q = 0; q < nb; q++) {
-        int64_t r0 = m * q / nb, r1 = m * (q + 1) / nb;
-        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)(r1 - r0), (int)n, (int)k,
-                    1.0, ta ? A + r0 : A + r0 * k, ta ? (int)m : (int)k, B, (int)n, 0.0, C + r0 * n, (int)n);
+    for (int q = 0; q < nbl; q++) {
+        int64_t r0 = 0, r1 = m, c0 = 0, c1 = n;
+        if (nb > 0) { r0 = m * q / nbl; r1 = m * (q + 1) / nbl; }
+        if (nb < 0) { c0 = n * q / nbl / 8 * 8; c1 = q + 1 == nbl ? n : n * (q + 1) / nbl / 8 * 8; }
+        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)(r1 - r0), (int)(c1 - c0),
+                    (int)k, 1.0, ta ? A + r0 : A + r0 * k, ta ? (int)m : (int)k, B + c0, (int)n, 0.0,
+                    C + r0 * n + c0, (int)n);
     }
 }
 
@@ -562,8 +587,8 @@ static int gemm_nn(const double *A, const double *B, double *C,
         *nnz = gemm_skinny(A, B, C, m, k, n, nonfinite);
         return *nnz < 0 ? -1 : 0;
     }
-    int nb = gemm_blocks((double)m * (double)k * (double)n, m);
-    if (nb > 1) { gemm_in_blocks(false, A, B, C, m, k, n, nb); return 0; }
+    int nb = k <= BLAS_CHUNK && m <= BLAS_CHUNK ? gemm_blocks((double)m * (double)k * (double)n, m, n) : 1;
+    if (nb != 1) { gemm_in_blocks(false, A, B, C, m, k, n, nb); return 0; }
     blas_threads_for((double)m * (double)k * (double)n);
     for (int64_t r0 = 0; r0 < m; r0 += BLAS_CHUNK) {
         int mm = (int)BR_MIN(m - r0, BLAS_CHUNK);
@@ -645,8 +670,8 @@ static int gemm_tn(const double *A, const double *B, double *C,
             return 0;
         }
     }
-    int nb = k <= BLAS_CHUNK ? gemm_blocks((double)m * (double)k * (double)n, m) : 1;
-    if (nb > 1) { gemm_in_blocks(true, A, B, C, m, k, n, nb); return 0; }
+    int nb = k <= BLAS_CHUNK ? gemm_blocks((double)m * (double)k * (double)n, m, n) : 1;
+    if (nb != 1) { gemm_in_blocks(true, A, B, C, m, k, n, nb); return 0; }
     blas_threads_for((double)m * (double)k * (double)n);
     for (int64_t r0 = 0; r0 < k; r0 += BLAS_CHUNK) {
         int kk = (int)BR_MIN(k - r0, BLAS_CHUNK);

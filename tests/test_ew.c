@@ -550,6 +550,40 @@ static void semantics(void)
     T_CHECK(same(ops_binary(OP_POW, 0, 0), 1), "0^0");
 }
 
+/* Dense unary functions weigh their cells by ops.def's cost (k_unary):
+ * tanh over 256 x 100 (25,600 cells, an autoencoder batch) forks a team
+ * of two, abs over the same cells does not; the values equal one
+ * thread's, bit for bit, and ops_unary's. */
+static void unary_weight(void)
+{
+    BrErr e = {0};
+    MB *a = rnd(256, 100, 1.0, false);
+    static const OpCode ops[] = {OP_TANH, OP_ABS, OP_EXP};
+    for (int k = 0; k < 3; k++) {
+        MB *r[2];
+        int64_t t0, k0, t1, k1;
+        br_par_pin(0);
+        br_set_threads(1);
+        r[0] = k_unary(ops[k], a, &e);
+        br_set_threads(2);
+        br_par_counts(&t0, &k0);
+        r[1] = k_unary(ops[k], a, &e);
+        br_par_counts(&t1, &k1);
+        T_CHECK(r[0] && r[1], "unary weight %d: %s", k, e.msg);
+        T_CHECK(ops[k] == OP_ABS ? t1 == t0 : t1 > t0, "unary weight %s: teams %lld -> %lld", op_info[ops[k]].name,
+                (long long)t0, (long long)t1);
+        if (r[0] && r[1]) {
+            T_MB_EQ(r[1], r[0], 0, "unary weight %s: threads", op_info[ops[k]].name);
+            bool same_ref = true;
+            for (int64_t c = 0; c < a->rows * a->cols; c++) same_ref &= same(r[1]->d[c], ops_unary(ops[k], a->d[c]));
+            T_CHECK(same_ref, "unary weight %s: equals ops_unary", op_info[ops[k]].name);
+        }
+        mb_release(r[0]); mb_release(r[1]);
+    }
+    br_par_pin(-1);
+    mb_release(a);
+}
+
 /* br_par on a crowded machine (pinned): a vector operation or sum over
  * 10^5 cells keeps to one thread; over 2^20 cells and on an uncrowded
  * machine it forks its team; the results do not change (bit for bit),
@@ -610,6 +644,7 @@ int main(void)
     sweep_ifelse();
     fin_flags();
     crowded_teams();
+    unary_weight();
     br_set_threads(0);
     return t_done("test_ew");
 }

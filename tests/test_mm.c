@@ -1365,33 +1365,43 @@ static void test_fin_flag(void)
     mb_release(w);
 }
 
-/* A dense product of 512^3 multiply-adds (over BLAS_PAR_MIN, under
- * BLAS_PAR_CROWDED_MIN) with 2 threads: OpenBLAS's threads when the
- * machine is not crowded, one thread when it is (br_par pinned; counted
- * as -stats counts it), the same bits. */
+/* With 2 threads, uncrowded and crowded (br_par pinned; counted as
+ * -stats counts it): t(X) %*% X over a 512 x 512 X (6.7e7 multiply-adds,
+ * over BLAS_PAR_MIN, under BLAS_PAR_CROWDED_MIN: one dsyrk) takes
+ * OpenBLAS's threads when the machine is not crowded and one thread when
+ * it is (its mirror of the triangle asks br_par too); a 512^3 product (fixed blocks of single-threaded dgemm calls,
+ * gemm_blocks) a team of braid's threads in both states (over 8 *
+ * BR_PAR_CROWDED_MIN multiply-adds, gemm_team); each the same values
+ * either way (the product's bits too). */
 static void test_blas_crowded(void)
 {
     BrErr e = {0};
     int nt0 = br_threads();
     br_set_threads(2);
-    MB *a = gen(512, 512, 1.0, false, 11), *b = gen(512, 512, 1.0, false, 12), *r[2];
-    int64_t teams[2], kept[2];
-    for (int pin = 0; pin < 2; pin++) {
-        int64_t t0, k0;
-        br_par_pin(pin);
-        br_par_counts(&t0, &k0);
-        r[pin] = k_matmul(a, b, &e);
-        br_par_counts(&teams[pin], &kept[pin]);
-        teams[pin] -= t0;
-        kept[pin] -= k0;
-    }
+    MB *a = gen(512, 512, 1.0, false, 11), *b = gen(512, 512, 1.0, false, 12), *r[2][2];
+    int64_t teams[2][2], kept[2][2];
+    for (int op = 0; op < 2; op++)
+        for (int pin = 0; pin < 2; pin++) {
+            int64_t t0, k0;
+            br_par_pin(pin);
+            br_par_counts(&t0, &k0);
+            r[op][pin] = op ? k_matmul(a, b, &e) : k_tsmm(a, true, &e);
+            br_par_counts(&teams[op][pin], &kept[op][pin]);
+            teams[op][pin] -= t0;
+            kept[op][pin] -= k0;
+        }
     br_par_pin(-1);
-    T_CHECK(r[0] && r[1], "blas crowded: %s", e.msg);
-    T_CHECK(teams[0] == 1 && kept[0] == 0 && teams[1] == 0 && kept[1] == 1,
-            "blas crowded: teams %lld / %lld, kept %lld / %lld", (long long)teams[0], (long long)teams[1],
-            (long long)kept[0], (long long)kept[1]);
-    if (r[0] && r[1]) T_MB_EQ(r[1], r[0], 0, "blas crowded: 512^3 product");
-    mb_release(r[0]); mb_release(r[1]); mb_release(a); mb_release(b);
+    T_CHECK(r[0][0] && r[0][1] && r[1][0] && r[1][1], "blas crowded: %s", e.msg);
+    T_CHECK(teams[0][0] >= 1 && kept[0][0] == 0 && teams[0][1] == 0 && kept[0][1] >= 1,
+            "blas crowded tsmm: teams %lld / %lld, kept %lld / %lld", (long long)teams[0][0],
+            (long long)teams[0][1], (long long)kept[0][0], (long long)kept[0][1]);
+    T_CHECK(teams[1][0] == 1 && kept[1][0] == 0 && teams[1][1] == 1 && kept[1][1] == 0,
+            "blas crowded product: teams %lld / %lld, kept %lld / %lld", (long long)teams[1][0],
+            (long long)teams[1][1], (long long)kept[1][0], (long long)kept[1][1]);
+    if (r[0][0] && r[0][1]) T_MB_EQ(r[0][1], r[0][0], 1e-12, "blas crowded: 512 x 512 tsmm");
+    if (r[1][0] && r[1][1]) T_MB_EQ(r[1][1], r[1][0], 0, "blas crowded: 512^3 product");
+    for (int op = 0; op < 2; op++) { mb_release(r[op][0]); mb_release(r[op][1]); }
+    mb_release(a); mb_release(b);
     br_set_threads(nt0);
 }
 
