@@ -219,9 +219,9 @@ static void blas_threads_for(double work)
 
 /* Blocks of a product of `work` multiply-adds with `rows` x `cols`
  * output: > 1, that many row blocks; < -1, that many column bands; 1:
- * one BLAS call (blas_threads_for decides its threads); 0: one call on
- * the calling thread (a large product too small in both directions to
- * split). */
+ * one BLAS call (blas_threads_for decides its threads); 0: a large
+ * product too small in both directions to split, by groups of the inner
+ * dimension (gemm_in_blocks). */
 static int gemm_blocks(double work, int64_t rows, int64_t cols)
 {
     if (work < GEMM_SPLIT_MIN) return 1;
@@ -247,17 +247,51 @@ static int gemm_team(double work, int nb)
     return BR_MIN(br_threads(), nb);
 }
 
+/* Least inner dimension of a group of gemm_k_groups. */
+#define GEMM_K_MIN 1024
+
+/* C (m x n) = A %*% B (ta: t(A) %*% B) as fixed groups of the inner
+ * dimension k (up to GEMM_BIG_BLOCKS of GEMM_K_MIN or more), one
+ * single-threaded dgemm each into C or a partial, the partials then
+ * added to C in group order: the bits depend on the shape only. One call
+ * when k is too short or the partials cannot be had. */
+static void gemm_k_groups(bool ta, const double *A, const double *B, double *C, int64_t m, int64_t k, int64_t n)
+{
+    int G = (int)BR_MIN((int64_t)GEMM_BIG_BLOCKS, k / GEMM_K_MIN);
+    size_t mn = (size_t)m * (size_t)n;
+    double *part = G > 1 ? br_malloc((size_t)(G - 1) * mn * sizeof(double)) : NULL;
+    if (!part) G = 1;
+    const int T = G > 1 ? gemm_team((double)m * (double)k * (double)n, G) : 1;
+    blas_serial();
+    #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int g = 0; g < G; g++) {
+        int64_t k0 = k * g / G, k1 = k * (g + 1) / G;
+        double *Cg = g == 0 ? C : part + (size_t)(g - 1) * mn;
+        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)(k1 - k0), 1.0,
+                    ta ? A + k0 * m : A + k0, ta ? (int)m : (int)k, B + k0 * n, (int)n, 0.0, Cg, (int)n);
+    }
+    for (int g = 1; g < G; g++) {
+        const double *restrict p = part + (size_t)(g - 1) * mn;
+        for (size_t c = 0; c < mn; c++) C[c] += p[c];
+    }
+    free(part);
+}
+
 /* C (m x n) = A %*% B (ta: t(A) %*% B, A k x m) in nb row blocks of C
  * (gemm_blocks: nb > 1), row-major, rows r0..r1 of C taking rows (ta:
  * columns) r0..r1 of A; or in -nb column bands (nb < -1) of multiples of
- * 8 columns, columns c0..c1 of C taking those of B; or (nb == 0) as one
- * call on the calling thread. */
+ * 8 columns, columns c0..c1 of C taking those of B; or (nb == 0) by
+ * groups of k (gemm_k_groups). */
 static void gemm_in_blocks(bool ta, const double *A, const double *B, double *C, int64_t m, int64_t k,
                            int64_t n, int nb)
 {
-    const int nbl = nb < 0 ? -nb : BR_MAX(nb, 1);
-    const int T = nb == 0 ? 1 : gemm_team((double)m * (double)k * (double)n, nbl);
     k_blas_ready((double)m * (double)k * (double)n);
+    if (nb == 0) {
+        gemm_k_groups(ta, A, B, C, m, k, n);
+        return;
+    }
+    const int nbl = nb < 0 ? -nb : nb;
+    const int T = gemm_team((double)m * (double)k * (double)n, nbl);
     blas_serial();
     #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int q = 0; q < nbl; q++) {

@@ -208,13 +208,14 @@ static void test_gemm_blocks(void)
     /* (the next four: t(a) %*% b of 2 to 8 columns, or of 2 to 8 rows in
      * the output, by tmm_rows over fixed row groups: gemm_tn_cols; then
      * bands of b's columns: up to 16 for a of up to 512 columns, up to
-     * 48 for up to 256, and the transposed forms; the last two past the
-     * bands' limits, by dgemm) */
+     * 48 for up to 256, and the transposed forms; the next two past the
+     * bands' limits, by dgemm; then over BLAS_PAR_MIN: 16 rows by column
+     * bands, and 60 x 100 outputs by groups of k, gemm_k_groups) */
     static const int64_t shapes[][3] = {{256, 100, 100}, {101, 300, 90}, {130, 257, 61}, {70, 2000, 40},
                                         {100, 20000, 4}, {5, 20000, 70}, {3000, 700, 2}, {37, 5000, 8},
                                         {40, 9000, 9}, {100, 3000, 12}, {300, 2000, 16}, {200, 1000, 33},
                                         {17, 6000, 48}, {16, 7000, 300}, {47, 3000, 10}, {600, 500, 12},
-                                        {100, 700, 49}};
+                                        {100, 700, 49}, {60, 20000, 100}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
         MB *a = gen(m, k, 1, false, 900 + s), *b = gen(k, n, 1, false, 950 + s), *at = ref_t(a);
