@@ -479,11 +479,12 @@ static MB *bin_sparse_rows(int fd, const BinHead *h, int64_t r0, int64_t n, cons
     if (pread_all(fd, &ptr[0], 8, BIN_HEAD + (uint64_t)r0 * 8, path, e) ||
         pread_all(fd, &ptr[1], 8, BIN_HEAD + (uint64_t)(r0 + n) * 8, path, e))
         return NULL;
-    int64_t z = ptr[1] - ptr[0];
-    if (ptr[0] < 0 || z < 0 || ptr[1] > h->nnz) {
+    /* (checked before the subtraction: the file's values may be anything) */
+    if (ptr[0] < 0 || ptr[1] < ptr[0] || ptr[1] > h->nnz) {
         br_err(e, BR_EIO, "%s: corrupt binary file (invalid sparse structure)", path);
         return NULL;
     }
+    int64_t z = ptr[1] - ptr[0];
     MB *m = mb_sp_alloc(n, h->cols, z > 0 ? z : 1, e);
     if (!m) return NULL;
     uint64_t ci0 = BIN_HEAD + (uint64_t)(h->rows + 1) * 8;
@@ -494,7 +495,14 @@ static MB *bin_sparse_rows(int fd, const BinHead *h, int64_t r0, int64_t n, cons
         mb_release(m);
         return NULL;
     }
-    for (int64_t r = 0; r <= n; r++) m->rp[r] -= ptr[0];
+    for (int64_t r = 0; r <= n; r++) {
+        if (m->rp[r] < ptr[0] || m->rp[r] > ptr[1]) {
+            br_err(e, BR_EIO, "%s: corrupt binary file (invalid sparse structure)", path);
+            mb_release(m);
+            return NULL;
+        }
+        m->rp[r] -= ptr[0];
+    }
     m->nnz = z;
     m->build_row = n;
     return m;

@@ -606,6 +606,22 @@ static void test_reliability(void)
         patch_i64(P("c.bin"), 40 + 8 * r, r == 3 ? INT64_MIN : -5);
         expect_err(P("c.bin"), &o, "negative row start", "invalid sparse structure", NULL, NULL);
     }
+    /* the same file read by row ranges (io_read_binary_rows): row
+     * pointers far apart (their difference overflows, a fuzzer's find)
+     * and one inside the range out of it are errors, not arithmetic on
+     * them */
+    static const int64_t wild[][3] = {{8, -6870804181507112960LL, 9151313760249964309LL},
+                                      {6, 0, INT64_MIN}, {5, 0, INT64_MAX}};
+    for (int w = 0; w < 3; w++) {
+        T_CHECK(io_write_matrix(P("c.bin"), m, &wo, &e) == 0, "write sparse binary");
+        int64_t rows = 0, cols = 0;
+        patch_i64(P("c.bin"), 40 + 8 * wild[w][0], wild[w][2]);
+        if (w == 0) patch_i64(P("c.bin"), 40 + 8 * 2, wild[w][1]);
+        BrErr we = {0};
+        MB *rr = io_read_binary_rows(P("c.bin"), 2, 8, &rows, &cols, &we);
+        T_CHECK(!rr && strstr(we.msg, "invalid sparse structure"), "wild row pointers %d: %s", w, we.msg);
+        mb_release(rr);
+    }
     mb_release(m);
     /* fuzzers' finds in compressed files whose header sizes the file does
      * not hold: 3.6e10 rows in 51 bytes (the reader's per-row marks), a
