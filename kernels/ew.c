@@ -542,12 +542,10 @@ MB *k_unary(OpCode op, const MB *a, BrErr *e)
     if (!a->sparse) {
         MB *out = mb_dense_uninit(M, N, e);
         if (!out) return NULL;
-        /* compute-heavy functions (tanh, exp: ops.def cost 20) weigh
-         * their cells as the Cell skeleton does (spoof_cell.c cell_wt):
-         * tanh over a 256 x 100 batch takes both threads */
-        int64_t n = M * N, nnz = 0, ch = op_info[op].cost > 4 ? FLAT_CHUNK * 4 / op_info[op].cost : FLAT_CHUNK;
-        int64_t nch = (n + ch - 1) / ch;
-        double wt = op_info[op].cost > 4 ? op_info[op].cost / 4.0 : 1;
+        /* compute-heavy functions (tanh, exp) weigh their cells
+         * (br_cell_weight): fewer cells take both threads */
+        const double wt = br_cell_weight(op_info[op].cost);
+        int64_t n = M * N, nnz = 0, ch = BR_MAX(1, (int64_t)(FLAT_CHUNK / wt)), nch = (n + ch - 1) / ch;
         int bad = 0;
 #pragma omp parallel for num_threads(br_threads()) if (br_par((double)n * wt)) \
     reduction(+:nnz) reduction(|:bad) schedule(static)

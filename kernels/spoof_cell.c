@@ -397,13 +397,10 @@ static void unscatter_row(const Ctx *x, Work *w, int64_t i)
     }
 }
 
-/* The weight of a cell against a cell of a few simple operations
- * (cost 4), at least 1: compute-heavy plans (tanh, exp: cost 20 each)
- * take both threads and smaller tasks at fewer cells. tanh(X + b) over
- * 256 x 100 (an autoencoder's batch) ran on one thread in 62 us. The
- * partitions of aggregates (nsuper) do not follow it: their sums' order
- * stays a function of the shape. */
-static double cell_wt(const SpoofCell *op) { return op->work > 4 ? op->work / 4 : 1; }
+/* The weight of the plan's cells (br_cell_weight of its work): threads
+ * and task sizes follow it. The partitions of aggregates (nsuper) do
+ * not: their sums' order stays a function of the shape. */
+static double cell_wt(const SpoofCell *op) { return br_cell_weight(op->work); }
 
 /* TASK_CELLS weighted (row-parallel no_agg and row aggregates). */
 static int64_t task_cells(const SpoofCell *op) { return BR_MAX(1024, (int64_t)(TASK_CELLS / cell_wt(op))); }
